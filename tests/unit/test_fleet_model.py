@@ -1,0 +1,239 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet model: one test per validation rule, and the derived values roles rely on."""
+
+import pytest
+
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import (
+    TENANT_NAME_MAX,
+    FleetError,
+    load_fleet,
+    validate_fleet,
+)
+
+from .fleet_data import fleet, node, tenant
+
+
+def problems_after(mutate):
+    data = fleet()
+    mutate(data)
+    return validate_fleet(data)
+
+
+def test_base_fleet_is_valid():
+    assert validate_fleet(fleet()) == []
+
+
+# Each case: (id, mutation, expected problem text). Every rule must produce its own problem,
+# naming the path and what is allowed; the base fleet alone has none.
+def _set(path, value):
+    def mutate(data):
+        target = data
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+
+    return mutate
+
+
+def _append(key, item):
+    return lambda data: data[key].append(item)
+
+
+def _both(*mutations):
+    def mutate(data):
+        for m in mutations:
+            m(data)
+
+    return mutate
+
+
+CASES = [
+    # structure
+    ("unknown-top-key", _set(["sitee"], {}), "sitee: unknown key; allowed keys here are plugin, site, fabric, nodes, tenants"),
+    ("missing-tenants", lambda d: d.pop("tenants"), "tenants: is required"),
+    ("wrong-plugin", _set(["plugin"], "other.fleet"), "plugin: must be gpucloud.baremetal.fleet"),
+    ("tenant-typo-key", _set(["tenants", 1, "isolaton"], "shared"), "tenants[1].isolaton: unknown key"),
+    ("nodes-not-list", _set(["nodes"], {"a": 1}), "nodes: must be a list, got a mapping"),
+    # MACs
+    ("malformed-mac", _set(["nodes", 1, "mac"], "52:54:00:00:00"), "nodes[1].mac: '52:54:00:00:00' is not a MAC address"),
+    ("multicast-mac", _set(["nodes", 1, "mac"], "01:00:5e:00:00:01"), "nodes[1].mac: 01:00:5e:00:00:01 is a multicast MAC"),
+    ("duplicate-mac", _set(["nodes", 1, "mac"], "52-54-00-00-00-01"),
+     "nodes[1].mac: MAC 52:54:00:00:00:01 is already used by nodes[0].mac"),
+    # names, IPs
+    ("duplicate-node-name", _set(["nodes", 1, "name"], "gpu01"), "nodes[1].name: node name gpu01 is already used by nodes[0].name"),
+    ("duplicate-node-ip", _set(["nodes", 1, "ip"], "192.0.2.21"), "nodes[1].ip: IP 192.0.2.21 is already used by nodes[0].ip"),
+    ("node-ip-is-gateway", _set(["nodes", 1, "ip"], "192.0.2.1"), "nodes[1].ip: IP 192.0.2.1 is already used by site.management.gateway"),
+    ("node-ip-outside-mgmt", _set(["nodes", 1, "ip"], "198.51.100.77"),
+     "nodes[1].ip: 198.51.100.77 is outside the management subnet 192.0.2.0/24"),
+    ("node-ip-in-dhcp-range", _set(["nodes", 1, "ip"], "192.0.2.210"),
+     "nodes[1].ip: 192.0.2.210 is inside the DHCP range 192.0.2.200-192.0.2.250"),
+    ("node-ip-broadcast", _set(["nodes", 1, "ip"], "192.0.2.255"), "is the network or broadcast address of 192.0.2.0/24"),
+    ("bad-ip", _set(["nodes", 1, "ip"], "192.0.2.300"), "nodes[1].ip: '192.0.2.300' is not a valid IPv4 address"),
+    ("dhcp-range-reversed", _set(["site", "management", "dhcp_range"], ["192.0.2.250", "192.0.2.200"]),
+     "site.management.dhcp_range: first address 192.0.2.250 is after last 192.0.2.200"),
+    ("dhcp-range-outside", _set(["site", "management", "dhcp_range"], ["192.0.2.200", "192.0.3.10"]),
+     "site.management.dhcp_range[1]: 192.0.3.10 is outside the management subnet"),
+    ("gateway-outside", _set(["site", "management", "gateway"], "198.51.100.1"),
+     "site.management.gateway: 198.51.100.1 is outside the management subnet"),
+    ("pxe-in-dhcp", _set(["site", "management", "pxe_server"], "192.0.2.220"),
+     "site.management.pxe_server: 192.0.2.220 is inside the DHCP range"),
+    ("subnet-host-bits", _set(["site", "management", "subnet"], "192.0.2.1/24"), "has host bits set; did you mean 192.0.2.0/24?"),
+    # switches
+    ("duplicate-switch-name", _set(["fabric", "switches", 1, "name"], "leaf1"), "fabric.switches[1].name: switch name leaf1 is already used"),
+    ("duplicate-loopback", _set(["fabric", "switches", 1, "loopback"], "203.0.113.11"),
+     "fabric.switches[1].loopback: loopback 203.0.113.11 is already used by fabric.switches[0].loopback"),
+    ("duplicate-switch-mgmt", _set(["fabric", "switches", 1, "mgmt_ip"], "198.51.100.11"),
+     "fabric.switches[1].mgmt_ip: management address 198.51.100.11 is already used"),
+    ("bad-platform", _set(["fabric", "switches", 0, "platform"], "junos"), "fabric.switches[0].platform: 'junos' is not one of nvue, sonic, eos"),
+    ("bad-asn", _set(["fabric", "switches", 0, "asn"], 0), "fabric.switches[0].asn: 0 is outside 1..4294967295"),
+    ("bad-role", _set(["fabric", "switches", 0, "role"], "border"), "fabric.switches[0].role: 'border' is not one of leaf, spine"),
+    # references
+    ("unknown-switch", _set(["nodes", 1, "switch_ports"], [{"switch": "leaf9", "port": "swp2"}]),
+     "nodes[1].switch_ports[0].switch: unknown switch 'leaf9'; known switches: leaf1, leaf2, spine1"),
+    ("node-on-spine", _set(["nodes", 1, "switch_ports"], [{"switch": "spine1", "port": "Ethernet1"}]),
+     "nodes[1].switch_ports[0].switch: 'spine1' is a spine"),
+    ("unknown-os", _set(["nodes", 1, "os"], "windows"), "nodes[1].os: unknown OS profile 'windows'; known profiles: ubuntu"),
+    ("unknown-tenant", _set(["nodes", 1, "tenant"], "nobody"), "nodes[1].tenant: unknown tenant 'nobody'; known tenants: acme, beta"),
+    ("bad-os-family", _set(["site", "os_profiles", "ubuntu", "family"], "gentoo"),
+     "site.os_profiles.ubuntu.family: 'gentoo' is not one of ubuntu, rocky, rhel"),
+    ("port-used-twice", _set(["nodes", 1, "switch_ports"], [{"switch": "leaf1", "port": "swp1"}]),
+     "nodes[1].switch_ports[0]: switch port leaf1 swp1 is already used by nodes[0].switch_ports[0]"),
+    ("private-node-of-shared-tenant", _set(["nodes", 1, "tenant"], "beta"),
+     "nodes[1].tenant: tenant 'beta' is shared; only private tenants have dedicated nodes"),
+    # tenants
+    ("vlan-out-of-range", _set(["tenants", 1, "vlan"], 4095), "tenants[1].vlan: 4095 is outside 1..4094"),
+    ("vlan-not-int", _set(["tenants", 1, "vlan"], "102"), "tenants[1].vlan: must be an integer 1..4094, got a string"),
+    ("vlan-bool", _set(["tenants", 1, "vlan"], True), "tenants[1].vlan: must be an integer 1..4094, got a boolean"),
+    ("duplicate-vlan", _set(["tenants", 1, "vlan"], 101), "tenants[1].vlan: VLAN 101 is already used by tenants[0].vlan"),
+    ("duplicate-vni", _set(["tenants", 1, "vni"], 10101), "tenants[1].vni: L2 VNI 10101 is already used by tenants[0].vni"),
+    ("duplicate-l3vni", _set(["tenants", 1, "vrf", "l3vni"], 50101), "tenants[1].vrf.l3vni: L3 VNI 50101 is already used"),
+    ("vni-out-of-range", _set(["tenants", 1, "vni"], 16777215), "tenants[1].vni: 16777215 is outside 1..16777214"),
+    ("duplicate-vrf", _set(["tenants", 1, "vrf", "name"], "acme"), "tenants[1].vrf.name: VRF name acme is already used by tenants[0].vrf.name"),
+    ("reserved-vrf", _set(["tenants", 1, "vrf", "name"], "mgmt"), "tenants[1].vrf.name: 'mgmt' is reserved"),
+    ("long-vrf", _set(["tenants", 1, "vrf", "name"], "a" * 16), "is not a VRF name"),
+    ("l2-equals-l3", _set(["tenants", 1, "vni"], 50101), "tenants[1].vni: L2 VNI 50101 equals the L3 VNI of tenants[0]"),
+    ("tenant-name-not-dns", _set(["tenants", 1, "name"], "Beta_1"), "tenants[1].name: 'Beta_1' is not a DNS-1123 label"),
+    ("tenant-name-digit-first", _set(["tenants", 1, "name"], "1beta"), "tenants[1].name: '1beta' is not a DNS-1123 label starting with a letter"),
+    ("tenant-name-too-long", _set(["tenants", 1, "name"], "b" * (TENANT_NAME_MAX + 1)),
+     "characters; at most %d are allowed so that the derived names" % TENANT_NAME_MAX),
+    ("duplicate-tenant", _set(["tenants", 1, "name"], "acme"), "tenants[1].name: tenant name acme is already used"),
+    ("bad-isolation", _set(["tenants", 1, "isolation"], "dedicated"), "tenants[1].isolation: 'dedicated' is not one of shared, private"),
+    ("quota-above-limit", _set(["tenants", 1, "gpu", "limit"], 4), "tenants[1].gpu.quota: quota 8 is above the limit 4"),
+    ("negative-quota", _set(["tenants", 1, "gpu", "quota"], -1), "tenants[1].gpu.quota: -1 is outside 0..1000000"),
+    ("private-without-wireguard", lambda d: d["tenants"][0].pop("wireguard"),
+     "tenants[0].wireguard: is required for a private tenant"),
+    ("shared-with-wireguard", _set(["tenants", 1, "wireguard"], {"subnet": "10.250.0.0/24", "port": 51820}),
+     "tenants[1].wireguard: is only allowed for private tenants"),
+    ("wireguard-port", _set(["tenants", 0, "wireguard", "port"], 70000), "tenants[0].wireguard.port: 70000 is outside 1..65535"),
+    # overlaps
+    ("tenant-overlaps-mgmt", _set(["tenants", 1, "subnet"], "192.0.2.128/25"),
+     "tenants[1].subnet: 192.0.2.128/25 overlaps site.management.subnet (192.0.2.0/24)"),
+    ("tenant-overlaps-tenant", _set(["tenants", 1, "subnet"], "10.101.0.0/16"), "tenants[1].subnet: 10.101.0.0/16 overlaps tenants[0].subnet (10.101.0.0/24)"),
+    ("wireguard-overlaps-tenant", _set(["tenants", 0, "wireguard", "subnet"], "10.102.0.0/24"),
+     "tenants[1].subnet: 10.102.0.0/24 overlaps tenants[0].wireguard.subnet (10.102.0.0/24); management, tenant and WireGuard subnets must be disjoint"),
+    # capacity
+    ("private-quota-above-own-gpus", _set(["tenants", 0, "gpu"], {"quota": 9, "limit": 9, "over_quota_weight": 1}),
+     "tenants[0].gpu.quota: quota 9 exceeds the 8 GPUs of the own nodes of tenant 'acme'"),
+    ("shared-quotas-above-shared-gpus",
+     _append("tenants", tenant("gamma", 103, quota=9, limit=9)),
+     "tenants: the quotas of the shared tenants (beta, gamma) add up to 17 GPUs, more than the 16 GPUs of the shared nodes"),
+    # secrets and misc
+    ("bmc-password-missing", lambda d: d["nodes"][1]["bmc"].pop("password"), "nodes[1].bmc.password: is required"),
+    ("bmc-password-int", _set(["nodes", 1, "bmc", "password"], 1234),
+     "nodes[1].bmc.password: must be a non-empty string or a vault-encrypted value"),
+    ("gpu-count", _set(["nodes", 1, "gpu", "count"], 65), "nodes[1].gpu.count: 65 is outside 0..64"),
+    ("wireguard-ip-on-shared-node", _set(["nodes", 1, "wireguard_ip"], "10.201.0.5"),
+     "nodes[1].wireguard_ip: is only allowed on a private node"),
+    ("wireguard-ip-outside", _set(["nodes", 0, "wireguard_ip"], "10.99.0.5"),
+     "nodes[0].wireguard_ip: 10.99.0.5 is outside the WireGuard subnet of tenant 'acme' 10.201.0.0/24"),
+    ("wireguard-ip-is-hub", _set(["nodes", 0, "wireguard_ip"], "10.201.0.1"), "nodes[0].wireguard_ip: 10.201.0.1 is the tenant's WireGuard hub"),
+    ("wireguard-ip-not-derivable", _set(["tenants", 0, "wireguard", "subnet"], "10.201.0.0/28"),
+     "nodes[0].wireguard_ip: cannot be derived: host offset 21 of 192.0.2.21"),
+    ("duplicate-wireguard-ip",
+     _both(_append("nodes", dict(node(4, tenant="acme"), wireguard_ip="10.201.0.21"))),
+     "nodes[0].wireguard_ip: WireGuard address 10.201.0.21 is already used by nodes[3].wireguard_ip"),
+]
+
+
+@pytest.mark.parametrize("mutate,expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_rule(mutate, expected):
+    found = problems_after(mutate)
+    assert any(expected in p for p in found), "expected %r among:\n%s" % (expected, "\n".join(found))
+
+
+def test_every_problem_is_reported_at_once():
+    data = fleet()
+    data["tenants"][1]["vlan"] = 5000
+    data["nodes"][2]["mac"] = "zz"
+    data["fabric"]["switches"][0]["asn"] = -5
+    with pytest.raises(FleetError) as err:
+        load_fleet(data)
+    assert len(err.value.problems) == 3
+    assert str(err.value).startswith("fleet is invalid (3 problems):")
+
+
+def test_not_a_mapping():
+    assert validate_fleet(["nope"]) == [
+        ": must be a mapping with keys plugin, site, fabric, nodes, tenants, got a list"]
+
+
+def test_derived_tenant_names():
+    model = load_fleet(fleet())
+    acme = model["tenants"][0]
+    assert acme["namespace"] == "tenant-acme"
+    assert acme["queue"] == "tenant-acme"
+    assert acme["vcluster_release"] == "acme"
+    assert acme["vcluster_secret"] == "vc-acme"
+    assert acme["gateway"] == "10.101.0.1"
+    assert acme["gateway_cidr"] == "10.101.0.1/24"
+    assert acme["nodes"] == ["gpu01"]
+    assert acme["wireguard"]["hub_ip"] == "10.201.0.1"
+    assert acme["group"] == "tenant_acme"
+
+
+def test_wireguard_ip_keeps_management_offset_and_explicit_wins():
+    data = fleet()
+    data["nodes"].append(dict(node(4, tenant="acme"), wireguard_ip="10.201.0.200"))
+    model = load_fleet(data)
+    by_name = {n["name"]: n for n in model["nodes"]}
+    assert by_name["gpu01"]["wireguard_ip"] == "10.201.0.21"
+    assert by_name["gpu04"]["wireguard_ip"] == "10.201.0.200"
+    assert "wireguard_ip" not in by_name["gpu02"]
+
+
+def test_macs_are_normalised():
+    data = fleet()
+    data["nodes"][1]["mac"] = "52-54-00-AB-CD-EF"
+    model = load_fleet(data)
+    assert model["nodes"][1]["mac"] == "52:54:00:ab:cd:ef"
+
+
+def test_switch_tenants_and_ports():
+    model = load_fleet(fleet())
+    switches = {s["name"]: s for s in model["fabric"]["switches"]}
+    leaf1 = switches["leaf1"]["tenants"]
+    assert [t["name"] for t in leaf1] == ["acme", "beta"]
+    assert leaf1[0]["ports"] == [{"port": "swp1", "node": "gpu01", "mode": "access"}]
+    assert leaf1[1]["ports"] == [{"port": "swp2", "node": "gpu02", "mode": "trunk"}]
+    assert leaf1[1]["l3vni"] == 50102 and leaf1[1]["vrf"] == "beta" and leaf1[1]["gateway"] == "10.102.0.1/24"
+    assert [t["name"] for t in switches["leaf2"]["tenants"]] == ["beta"]
+    assert switches["spine1"]["tenants"] == []
+
+
+def test_unlimited_limit_is_allowed():
+    data = fleet()
+    data["tenants"][1]["gpu"]["limit"] = -1
+    assert validate_fleet(data) == []
+
+
+def test_model_has_no_private_keys():
+    def walk(value, path="model"):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                assert not str(k).startswith("_"), path + "." + k
+                walk(v, path + "." + str(k))
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                walk(v, "%s[%d]" % (path, i))
+
+    walk(load_fleet(fleet()))

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# One-time (idempotent) setup of a checkout: Python venv, system packages, and the
+# ansible_collections/gpucloud/baremetal link that lets the repo be used as it is.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+
+# 1. System packages named in bindep.txt (Debian/Ubuntu; needs root).
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  wanted=$(sed -n 's/^\([a-z0-9.+-]\+\) \[.*platform:dpkg.*/\1/p' bindep.txt)
+  missing=()
+  for p in $wanted; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing system packages: ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+else
+  echo "not root or not Debian: install the packages of bindep.txt yourself" >&2
+fi
+# FRR's daemons are only used as parsers by the tests; keep the service itself off.
+if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
+  systemctl disable --now frr >/dev/null 2>&1 || true
+fi
+
+# 2. Python virtual environment with the controller and test requirements.
+stamp=.venv/.requirements.sha
+want=$(cat requirements.txt tests/requirements.txt | sha256sum | cut -c1-16)
+if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  log "creating .venv and installing requirements"
+  python3 -m venv .venv
+  .venv/bin/pip install -q --upgrade pip
+  .venv/bin/pip install -q -r requirements.txt -r tests/requirements.txt
+  echo "$want" > "$stamp"
+fi
+
+# 3. The collection resolves from the repo root (ansible.cfg's collections_path).
+mkdir -p .collections/ansible_collections/gpucloud
+ln -sfn "$root" .collections/ansible_collections/gpucloud/baremetal
+
+# 4. ansible-test bootstraps pip in its venvs with a script it downloads from a host we
+#    cannot reach; give it a shim that uses ensurepip and then pip itself.
+pip_version=$(.venv/bin/python - <<'PY'
+import os, re, ansible_test
+path = os.path.join(os.path.dirname(ansible_test.__file__), "_internal", "python_requirements.py")
+m = re.search(r"pip='([\d.]+)'", open(path).read())
+print(m.group(1) if m else "24.2")
+PY
+)
+for v in $pip_version; do
+  shim="$HOME/.ansible/test/cache/get_pip_${v//./_}.py"
+  [ -f "$shim" ] && continue
+  mkdir -p "$(dirname "$shim")"
+  cat > "$shim" <<'PY'
+# Offline stand-in for get-pip.py: ensurepip, then pip install with the given packages.
+import subprocess
+import sys
+
+args = [a for a in sys.argv[1:] if a not in ("--no-setuptools", "--no-wheel")]
+subprocess.check_call([sys.executable, "-m", "ensurepip", "--upgrade"])
+subprocess.check_call([sys.executable, "-m", "pip", "install"] + args)
+PY
+done
+log "setup done (activate with: . .venv/bin/activate)"
