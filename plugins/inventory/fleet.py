@@ -83,7 +83,9 @@ from ansible.errors import AnsibleParserError
 from ansible.plugins.inventory import BaseInventoryPlugin, Constructable
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import (
+    CONSTRUCTED_KEYS,
     FleetError,
+    compact_switch,
     load_fleet,
 )
 
@@ -103,10 +105,14 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
 
     def parse(self, inventory, loader, path, cache=True):
         super().parse(inventory, loader, path, cache)
-        data = self.loader.load_from_file(path, cache="none")
+        data = self.loader.load_from_file(path, cache="none", unsafe=True)
         if not isinstance(data, dict) or data.get("plugin") != self.NAME:
             raise AnsibleParserError("%s is not a fleet file: it must start with 'plugin: %s'" % (path, self.NAME))
-        self._read_config_data(path)
+        if any(key in data for key in CONSTRUCTED_KEYS):
+            # Compose/keyed_groups expressions must be loaded as trusted templates.
+            self._read_config_data(path)
+        else:
+            self.set_options(direct={"plugin": data["plugin"]}, var_options=self._vars)
         try:
             model = load_fleet(data)
         except FleetError as exc:
@@ -152,7 +158,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
             inv.add_group(platform_group)
             inv.add_host(name, group=platform_group)
             inv.set_variable(name, "ansible_host", switch["mgmt_ip"])
-            inv.set_variable(name, "gpucloud_switch", switch)
+            inv.set_variable(name, "gpucloud_switch", compact_switch(switch))
             inv.set_variable(name, "gpucloud_network_os", _NETWORK_OS[switch["platform"]])
             self._construct(name, {"gpucloud_switch": switch})
 

@@ -59,6 +59,8 @@ _MAC = re.compile(r"^[0-9a-fA-F]{2}([:-])[0-9a-fA-F]{2}(\1[0-9a-fA-F]{2}){4}$")
 _PORT_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9/._:-]*$")
 
 TOP_KEYS = {"plugin": True, "site": True, "fabric": True, "nodes": True, "tenants": True}
+# Options of Ansible's `constructed` feature, handled by the inventory plugin, not the model.
+CONSTRUCTED_KEYS = ("compose", "groups", "keyed_groups", "strict", "leading_separator", "use_extra_vars")
 SITE_KEYS = {"name": True, "domain": True, "management": True, "os_profiles": True, "host_cluster": False}
 MGMT_KEYS = {
     "subnet": True,
@@ -835,9 +837,13 @@ class _FleetLoader:
     # --- entry point ---------------------------------------------------------------
     def load(self) -> dict:
         c = self.c
-        data = c.mapping(self.data, "", TOP_KEYS)
-        if data is None:
+        if not isinstance(self.data, dict):
+            c.add(
+                "(top level)",
+                "a fleet file is a mapping with keys %s, got %s" % (", ".join(TOP_KEYS), _type_name(self.data)),
+            )
             raise FleetError(c.problems)
+        data = c.mapping(self.data, "", dict(TOP_KEYS, **dict.fromkeys(CONSTRUCTED_KEYS, False)))
         if data.get("plugin") not in (PLUGIN_NAME, None):
             c.add("plugin", "must be %s, got %r" % (PLUGIN_NAME, _plain(data.get("plugin"))))
         site = self.site(data.get("site")) if "site" in data else {"management": {}, "os_profiles": {}}
@@ -901,34 +907,76 @@ def derive_switch_tenants(model: dict) -> None:
     A private tenant's VLAN is the untagged (access) VLAN of its own nodes' ports. Shared
     nodes carry every shared tenant's VLAN tagged. A leaf carries a tenant's VLAN, SVI
     (anycast gateway), VRF and VNIs exactly when one of its ports does.
+
+    Cost stays linear in nodes + tenants x switches: all shared tenants of a switch refer to
+    one list of that switch's trunk ports (``trunk_ports``) instead of a copy each.
     """
     tenants = {t["name"]: t for t in model["tenants"]}
-    shared = sorted((t for t in model["tenants"] if t["isolation"] == "shared"), key=lambda t: t["vlan"])
-    per_switch: dict[str, dict[str, list[dict]]] = {s["name"]: {} for s in model["fabric"]["switches"]}
+    shared = [t["name"] for t in sorted(model["tenants"], key=lambda t: t["vlan"]) if t["isolation"] == "shared"]
+    access: dict[str, dict[str, list[dict]]] = {s["name"]: {} for s in model["fabric"]["switches"]}
+    trunks: dict[str, list[dict]] = {s["name"]: [] for s in model["fabric"]["switches"]}
     for n in model["nodes"]:
         for sp in n["switch_ports"]:
-            carried = per_switch[sp["switch"]]
             if n["tenant"]:
-                carried.setdefault(n["tenant"], []).append({"port": sp["port"], "node": n["name"], "mode": "access"})
+                access[sp["switch"]].setdefault(n["tenant"], []).append(
+                    {"port": sp["port"], "node": n["name"], "mode": "access"}
+                )
             else:
-                for t in shared:
-                    carried.setdefault(t["name"], []).append({"port": sp["port"], "node": n["name"], "mode": "trunk"})
+                trunks[sp["switch"]].append({"port": sp["port"], "node": n["name"], "mode": "trunk"})
     for s in model["fabric"]["switches"]:
-        carried = per_switch[s["name"]]
-        s["tenants"] = [
-            {
-                "name": name,
-                "isolation": tenants[name]["isolation"],
-                "vlan": tenants[name]["vlan"],
-                "vni": tenants[name]["vni"],
-                "vrf": tenants[name]["vrf"],
-                "l3vni": tenants[name]["l3vni"],
-                "subnet": tenants[name]["subnet"],
-                "gateway": tenants[name]["gateway_cidr"],
-                "ports": sorted(ports, key=lambda p: _port_key(p["port"])),
-            }
-            for name, ports in sorted(carried.items(), key=lambda kv: tenants[kv[0]]["vlan"])
-        ]
+        trunk_ports = sorted(trunks[s["name"]], key=lambda p: _port_key(p["port"]))
+        carried = {name: sorted(ports, key=lambda p: _port_key(p["port"])) for name, ports in access[s["name"]].items()}
+        if trunk_ports:
+            carried.update((name, trunk_ports) for name in shared)
+        s["trunk_ports"] = trunk_ports
+        s["tenants"] = [_switch_tenant(tenants[name], ports) for name, ports in carried.items()]
+        s["tenants"].sort(key=lambda t: t["vlan"])
+
+
+def _switch_tenant(tenant: dict, ports: list[dict]) -> dict:
+    return {
+        "name": tenant["name"],
+        "isolation": tenant["isolation"],
+        "vlan": tenant["vlan"],
+        "vni": tenant["vni"],
+        "vrf": tenant["vrf"],
+        "l3vni": tenant["l3vni"],
+        "subnet": tenant["subnet"],
+        "gateway": tenant["gateway_cidr"],
+        "trunk": tenant["isolation"] == "shared",
+        "ports": ports,
+    }
+
+
+def compact_switch(switch: dict) -> dict:
+    """The switch as hostvars carry it: tenant details are not repeated per switch.
+
+    A leaf carries every shared tenant on the same trunk ports, so per-switch copies of
+    the tenants would make hostvars grow with tenants x switches. The compact form keeps
+    ``access_ports`` (private tenant -> its ports), ``trunk_ports`` and ``shared_tenants``
+    (whether the leaf carries the shared tenants); ``expand_switch`` rebuilds ``tenants``
+    from it and the fleet's tenant list.
+    """
+    out = {k: v for k, v in switch.items() if k != "tenants"}
+    out["access_ports"] = {t["name"]: t["ports"] for t in switch.get("tenants", []) if not t.get("trunk")}
+    out["shared_tenants"] = bool(switch.get("trunk_ports"))
+    return out
+
+
+def expand_switch(switch: dict, tenants: list[dict]) -> dict:
+    """Rebuild a compact switch's ``tenants`` (see ``compact_switch``); a full one is returned as is."""
+    if "tenants" in switch:
+        return switch
+    out = {k: v for k, v in switch.items() if k not in ("access_ports", "shared_tenants")}
+    access = switch.get("access_ports") or {}
+    trunk_ports = switch.get("trunk_ports") or []
+    carried = [
+        _switch_tenant(t, access[t["name"]]) if t["name"] in access else _switch_tenant(t, trunk_ports)
+        for t in tenants
+        if t["name"] in access or (t["isolation"] == "shared" and switch.get("shared_tenants"))
+    ]
+    out["tenants"] = sorted(carried, key=lambda t: t["vlan"])
+    return out
 
 
 def _port_key(port: str) -> tuple:
@@ -975,7 +1023,9 @@ def tenant_by_name(model: dict, name: str) -> dict:
 
 __all__ = [
     "FleetError",
+    "compact_switch",
     "derive_switch_tenants",
+    "expand_switch",
     "group_name",
     "is_vault_value",
     "load_fleet",

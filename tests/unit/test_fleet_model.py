@@ -174,7 +174,7 @@ def test_every_problem_is_reported_at_once():
 
 def test_not_a_mapping():
     assert validate_fleet(["nope"]) == [
-        ": must be a mapping with keys plugin, site, fabric, nodes, tenants, got a list"]
+        "(top level): a fleet file is a mapping with keys plugin, site, fabric, nodes, tenants, got a list"]
 
 
 def test_derived_tenant_names():
@@ -237,3 +237,28 @@ def test_model_has_no_private_keys():
                 walk(v, "%s[%d]" % (path, i))
 
     walk(load_fleet(fleet()))
+
+
+def test_shared_tenants_share_one_trunk_port_list():
+    data = fleet()
+    data["tenants"].append(tenant("gamma", 103, quota=4, limit=4))
+    data["tenants"][1]["gpu"] = {"quota": 4, "limit": 4, "over_quota_weight": 1}
+    model = load_fleet(data)
+    leaf1 = {s["name"]: s for s in model["fabric"]["switches"]}["leaf1"]
+    assert leaf1["trunk_ports"] == [{"port": "swp2", "node": "gpu02", "mode": "trunk"}]
+    shared = [t for t in leaf1["tenants"] if t["isolation"] == "shared"]
+    assert [t["name"] for t in shared] == ["beta", "gamma"]
+    assert all(t["ports"] == leaf1["trunk_ports"] for t in shared)
+
+
+def test_compact_switch_round_trips():
+    from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import compact_switch, expand_switch
+
+    data = fleet()
+    data["tenants"].append(tenant("gamma", 103, quota=4, limit=4))
+    data["tenants"][1]["gpu"] = {"quota": 4, "limit": 4, "over_quota_weight": 1}
+    model = load_fleet(data)
+    for switch in model["fabric"]["switches"]:
+        compact = compact_switch(switch)
+        assert "tenants" not in compact
+        assert expand_switch(compact, model["tenants"]) == switch
