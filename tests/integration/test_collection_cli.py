@@ -1,0 +1,164 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The collection as users run it: real ansible-inventory, ansible-playbook (through
+ansible-runner, as automation does), ansible-doc and ansible-galaxy, no lab needed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+
+import ansible_runner
+import pytest
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.path.dirname(sys.executable)
+EXAMPLE = os.path.join(ROOT, "inventories", "example", "fleet.yml")
+sys.path.insert(0, os.path.join(ROOT, "tests", "unit"))
+from fleet_data import fleet  # noqa: E402
+
+ENV = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PATH=BIN + os.pathsep + os.environ["PATH"],
+           ANSIBLE_NOCOLOR="1")
+
+
+def run(*args: str, cwd: str = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(args, cwd=cwd, env=env or ENV, capture_output=True, text=True, timeout=300)
+
+
+def plain(value):
+    """ansible-inventory --list marks some strings as {"__ansible_unsafe": value}."""
+    return value["__ansible_unsafe"] if isinstance(value, dict) and "__ansible_unsafe" in value else value
+
+
+def write_fleet(tmp_path, data: dict, name: str = "fleet.yml") -> str:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return str(path)
+
+
+def runner(tmp_path, playbook, inventory, **kwargs):
+    """ansible-playbook as automation runs it: ansible-runner with a private_data_dir."""
+    private = tmp_path / "runner"
+    private.mkdir(exist_ok=True)
+    return ansible_runner.run(private_data_dir=str(private), playbook=str(playbook), inventory=str(inventory),
+                              envvars={"ANSIBLE_CONFIG": os.path.join(ROOT, "ansible.cfg")}, quiet=True, **kwargs)
+
+
+def test_example_fleet_inventory():
+    proc = run("ansible-inventory", "-i", EXAMPLE, "--list")
+    assert proc.returncode == 0, proc.stderr
+    inv = json.loads(proc.stdout)
+    assert inv["tenant_acme"]["hosts"] == ["gpu-r1-01", "gpu-r1-02"]
+    assert sorted(inv["switches_sonic"]["hosts"]) == ["leaf-r2a", "leaf-r2b"]
+    assert inv["pxe_servers"]["hosts"] == ["pxe01"]
+    hostvars = inv["_meta"]["hostvars"]
+    assert plain(hostvars["gpu-r2-01"]["ansible_host"]) == "10.0.0.41"
+    assert plain(hostvars["gpu-r2-01"]["gpucloud_node"]["tenant"]) == "cobalt"
+    # secrets stay encrypted in the inventory output
+    assert "__ansible_vault" in json.dumps(hostvars["gpu-r1-01"]["gpucloud_node"]["bmc"]["password"])
+    assert "calvin-example" not in proc.stdout
+
+
+def test_invalid_fleet_fails_inventory_with_every_problem(tmp_path):
+    data = fleet()
+    data["tenants"][1]["vlan"] = 4095
+    data["nodes"][1]["mac"] = data["nodes"][0]["mac"]
+    proc = run("ansible-inventory", "-i", write_fleet(tmp_path, data), "--list")
+    assert proc.returncode != 0
+    assert "tenants[1].vlan: 4095 is outside 1..4094" in proc.stderr
+    assert "nodes[1].mac: MAC 52:54:00:00:00:01 is already used by nodes[0].mac" in proc.stderr
+
+
+def test_invalid_fleet_stops_playbook_before_any_task(tmp_path):
+    data = fleet()
+    data["tenants"][0]["gpu"]["quota"] = 64
+    data["tenants"][0]["gpu"]["limit"] = 64
+    inventory = write_fleet(tmp_path, data)
+    playbook = tmp_path / "touch.yml"
+    marker = tmp_path / "ran"
+    playbook.write_text(yaml.safe_dump([{
+        "name": "Would change something", "hosts": "localhost", "gather_facts": False,
+        "tasks": [{"name": "Touch", "ansible.builtin.file": {"path": str(marker), "state": "touch"}}],
+    }]))
+    result = runner(tmp_path, playbook, inventory)
+    assert result.rc != 0
+    assert not marker.exists()
+    assert not [e for e in result.events if e.get("event") == "runner_on_ok"]
+    stdout = result.stdout.read()
+    assert "quota 64 exceeds the 8 GPUs of the own nodes of tenant 'acme'" in stdout
+
+
+def test_vault_encrypted_bmc_password_is_usable_and_never_printed(tmp_path):
+    secret = "s3cr3t-bmc-pass"
+    vault_pass = tmp_path / "vault-pass"
+    vault_pass.write_text("test-vault-password\n")
+    enc = run("ansible-vault", "encrypt_string", "--vault-password-file", str(vault_pass), secret)
+    assert enc.returncode == 0, enc.stderr
+    data = fleet()
+    data["nodes"][0]["bmc"]["password"] = "@@VAULT@@"
+    text = yaml.safe_dump(data, sort_keys=False).replace("'@@VAULT@@'", "@@VAULT@@")
+    body = enc.stdout.strip().replace("\n", "\n        ")
+    inventory = tmp_path / "fleet.yml"
+    inventory.write_text(text.replace("@@VAULT@@", body))
+
+    listed = run("ansible-inventory", "-i", str(inventory), "--list")
+    assert listed.returncode == 0, listed.stderr
+    assert secret not in listed.stdout
+
+    playbook = tmp_path / "use.yml"
+    playbook.write_text(yaml.safe_dump([{
+        "name": "Use the BMC password", "hosts": "gpu01", "gather_facts": False, "connection": "local",
+        "tasks": [{
+            "name": "The decrypted password is the secret",
+            "ansible.builtin.assert": {"that": ["gpucloud_node.bmc.password == '%s'" % secret], "quiet": True},
+            "no_log": True,
+        }],
+    }]))
+    result = runner(tmp_path, playbook, inventory, cmdline="--vault-password-file %s" % vault_pass)
+    assert result.rc == 0, result.stdout.read()
+    assert result.stats["ok"] == {"gpu01": 1}
+    assert secret not in json.dumps(list(result.events))
+
+
+def test_ansible_doc_resolves_from_repo_root():
+    proc = run("ansible-doc", "-t", "inventory", "gpucloud.baremetal.fleet")
+    assert proc.returncode == 0, proc.stderr
+    assert "Reads a fleet file (nodes, switches, tenants)" in " ".join(proc.stdout.split())
+
+
+def test_built_collection_installs_and_works(tmp_path):
+    out = tmp_path / "build"
+    build = run("ansible-galaxy", "collection", "build", "--output-path", str(out), ROOT)
+    assert build.returncode == 0, build.stderr
+    (tarball,) = list(out.glob("gpucloud-baremetal-*.tar.gz"))
+    with tarfile.open(tarball) as tar:
+        names = tar.getnames()
+    assert "plugins/module_utils/_fleet.py" in names
+    assert not [n for n in names if n.startswith((".venv", ".collections", "tests/output"))]
+
+    dest = tmp_path / "collections"
+    install = run("ansible-galaxy", "collection", "install", "--force", "--offline", "--no-deps", "-p", str(dest), str(tarball))
+    assert install.returncode == 0, install.stderr
+    # From a folder without the repo's ansible.cfg, using only the installed copy.
+    env = {k: v for k, v in ENV.items() if k != "ANSIBLE_CONFIG"}
+    env.update(ANSIBLE_COLLECTIONS_PATH=str(dest), ANSIBLE_INVENTORY_UNPARSED_FAILED="1")
+    workdir = tmp_path / "elsewhere"
+    workdir.mkdir()
+    shutil.copy(EXAMPLE, workdir / "fleet.yml")
+    proc = run("ansible-inventory", "-i", "fleet.yml", "--graph", cwd=str(workdir), env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "@tenant_cobalt" in proc.stdout
+    doc = run("ansible-doc", "-t", "inventory", "gpucloud.baremetal.fleet", cwd=str(workdir), env=env)
+    assert doc.returncode == 0, doc.stderr
+    assert str(dest) in doc.stdout
+
+
+@pytest.mark.parametrize("playbook", sorted(
+    f for f in os.listdir(os.path.join(ROOT, "playbooks")) if f.endswith(".yml")))
+def test_playbooks_parse(playbook):
+    proc = run("ansible-playbook", "--syntax-check", "-i", EXAMPLE, os.path.join("playbooks", playbook))
+    assert proc.returncode == 0, proc.stderr
