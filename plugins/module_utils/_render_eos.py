@@ -1,0 +1,282 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Arista EOS: tenant networks as EOS CLI, and back.
+
+Private to the collection. EOS routes with its own BGP, so VRF, L3 VNI and EVPN are EOS
+CLI too (``router bgp ... vlan`` / ``vrf`` blocks); no FRR file for EOS.
+
+Ownership: ``vlan N`` named ``gpucloud:<tenant>`` (and its SVI described so). A config line
+is an item: the tuple of lines from the top-level block down to it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ._fabric import marker, normalise, owner, pairs, port_key
+
+INDENT = "   "
+Item = tuple[str, ...]
+_TOP_RANK = (
+    ("ip virtual-router", 0),
+    ("vlan ", 1),
+    ("vrf instance", 2),
+    ("ip routing vrf", 3),
+    ("interface Vlan", 5),
+    ("interface Vxlan", 6),
+    ("router bgp", 7),
+    ("interface ", 4),
+)
+
+
+def rt(opts: dict, vni: int) -> str:
+    return "%d:%d" % (opts["route_target_asn"], vni)
+
+
+def global_items(switch: dict, underlay: dict) -> list[Item]:
+    bgp = "router bgp %d" % switch["asn"]
+    return [
+        ("ip virtual-router mac-address %s" % underlay["anycast_mac"],),
+        ("interface Vxlan1", "vxlan source-interface Loopback0"),
+        ("interface Vxlan1", "vxlan udp-port 4789"),
+        (bgp, "router-id %s" % switch["loopback"]),
+    ]
+
+
+def _port_items(t: dict) -> list[Item]:
+    items: list[Item] = []
+    for p in t["ports"]:
+        iface = "interface %s" % p["port"]
+        if p["mode"] == "access":
+            items.append((iface, "switchport access vlan %d" % t["vlan"]))
+        else:
+            items.append((iface, "switchport mode trunk"))
+            items.append((iface, "switchport trunk allowed vlan add %d" % t["vlan"]))
+    return items
+
+
+def tenant_items(switch: dict, t: dict, opts: dict) -> list[Item]:
+    vlan, vrf = t["vlan"], t["vrf"]
+    svi = "interface Vlan%d" % vlan
+    bgp = "router bgp %d" % switch["asn"]
+    bvlan, bvrf = "vlan %d" % vlan, "vrf %s" % vrf
+    return [
+        ("vlan %d" % vlan, "name %s" % marker(t["name"])),
+        ("vrf instance %s" % vrf,),
+        ("ip routing vrf %s" % vrf,),
+        *_port_items(t),
+        (svi, "description %s" % marker(t["name"])),
+        (svi, "vrf %s" % vrf),
+        (svi, "ip address virtual %s" % t["gateway"]),
+        ("interface Vxlan1", "vxlan vlan %d vni %d" % (vlan, t["vni"])),
+        ("interface Vxlan1", "vxlan vrf %s vni %d" % (vrf, t["l3vni"])),
+        (bgp, bvlan, "rd auto"),
+        (bgp, bvlan, "route-target both %s" % rt(opts, t["vni"])),
+        (bgp, bvlan, "redistribute learned"),
+        (bgp, bvrf, "rd auto"),
+        (bgp, bvrf, "route-target import evpn %s" % rt(opts, t["l3vni"])),
+        (bgp, bvrf, "route-target export evpn %s" % rt(opts, t["l3vni"])),
+        (bgp, bvrf, "redistribute connected"),
+    ]
+
+
+def _rank(line: str) -> tuple:
+    for prefix, rank in _TOP_RANK:
+        if line.startswith(prefix):
+            return (rank, port_key(line))
+    return (9, port_key(line))
+
+
+def to_text(items: list[Item], removals: bool = False) -> list[str]:
+    """Items to CLI lines, grouped into blocks; ``removals`` keeps the items' own order."""
+    tree: dict[str, dict] = {}
+    for item in items:
+        node = tree
+        for line in item:
+            node = node.setdefault(line, {})
+    tops = list(tree) if removals else sorted(tree, key=_rank)
+    out: list[str] = []
+    for top in tops:
+        _emit(out, top, tree[top], 0)
+        if not removals:
+            out.append("!")
+    return out
+
+
+def _emit(out: list[str], line: str, children: dict, depth: int) -> None:
+    out.append(INDENT * depth + line)
+    for child, grand in children.items():
+        _emit(out, child, grand, depth + 1)
+        if grand and depth == 0:
+            out.append(INDENT + "!")
+
+
+def all_items(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> list[Item]:
+    items = global_items(switch, underlay) if tenants else []
+    for t in tenants:
+        items.extend(tenant_items(switch, t, opts))
+    return items
+
+
+def render(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> list[str]:
+    return to_text(all_items(switch, tenants, underlay, opts))
+
+
+def render_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> dict[str, str]:
+    head = "! gpucloud.baremetal: tenant networks of %s (EOS); generated, do not edit\n" % switch["name"]
+    if switch.get("role") != "leaf":
+        head += "! %s is a %s: spines carry no tenant networks\n" % (switch["name"], switch.get("role"))
+    lines = render(switch, tenants, underlay, opts)
+    return {"eos.cfg": head + "".join(line + "\n" for line in lines)}
+
+
+# --- delta ---------------------------------------------------------------------------
+
+
+def _negate(item: Item) -> Item:
+    line = item[-1]
+    if line.startswith("switchport trunk allowed vlan add "):
+        return (*item[:-1], line.replace(" add ", " remove "))
+    if line.startswith("switchport access vlan "):
+        return (*item[:-1], "no switchport access vlan")
+    return (*item[:-1], "no " + line)
+
+
+def _removal(switch: dict, t: dict) -> list[Item]:
+    bgp = "router bgp %d" % switch["asn"]
+    items: list[Item] = [
+        (bgp, "no vlan %d" % t["vlan"]),
+        (bgp, "no vrf %s" % t["vrf"]),
+        ("interface Vxlan1", "no vxlan vlan %d vni %d" % (t["vlan"], t["vni"])),
+        ("interface Vxlan1", "no vxlan vrf %s vni %d" % (t["vrf"], t["l3vni"])),
+        ("no interface Vlan%d" % t["vlan"],),
+    ]
+    items += [_negate(i) for i in _port_items(t) if i[-1] != "switchport mode trunk"]
+    items += [("no ip routing vrf %s" % t["vrf"],), ("no vrf instance %s" % t["vrf"],), ("no vlan %d" % t["vlan"],)]
+    return items
+
+
+def _shared(item: Item) -> bool:
+    return item[-1] == "switchport mode trunk"
+
+
+def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict) -> dict:
+    """``{"commands": [CLI lines]}``: removals first, then additions, blocks indented."""
+    removals: list[Item] = []
+    adds: list[Item] = []
+    for old, new in pairs(before, after):
+        if new is None or (old and (old["vlan"], old["vrf"]) != (new["vlan"], new["vrf"])):
+            removals.extend(_removal(switch, old))
+            if new is not None:
+                adds.extend(tenant_items(switch, new, opts))
+            continue
+        new_items = tenant_items(switch, new, opts)
+        if old is None:
+            adds.extend(new_items)
+            continue
+        old_items = tenant_items(switch, old, opts)
+        new_set, old_set = set(new_items), set(old_items)
+        removals.extend(_negate(i) for i in old_items if i not in new_set and not _shared(i))
+        adds.extend(i for i in new_items if i not in old_set)
+    commands = to_text(removals, removals=True)
+    if adds:
+        commands += [line for line in to_text(global_items(switch, underlay) + adds) if line.strip() != "!"]
+    return {"commands": commands}
+
+
+# --- parse ---------------------------------------------------------------------------
+
+
+def blocks(text: str) -> list[tuple[str, list]]:
+    """Running-config text to a tree of (line, children) by indentation."""
+    root: list[tuple[str, list]] = []
+    stack: list[tuple[int, list]] = [(-1, root)]
+    for raw in text.splitlines():
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("!"):
+            continue
+        depth = len(raw) - len(raw.lstrip(" "))
+        while stack[-1][0] >= depth:
+            stack.pop()
+        children: list = []
+        stack[-1][1].append((stripped, children))
+        stack.append((depth, children))
+    return root
+
+
+def _vlan_list(text: str) -> set[int]:
+    out: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        if re.match(r"^\d+-\d+$", part):
+            lo, hi = (int(x) for x in part.split("-"))
+            out.update(range(lo, hi + 1))
+        elif part.isdigit():
+            out.add(int(part))
+    return out
+
+
+def parse(config: Any) -> list[dict]:
+    """Tenants we own in an EOS running-config (or our rendered text), neutral shape."""
+    text = "\n".join(config) if isinstance(config, list) else str(config or "")
+    names: dict[int, str] = {}
+    svis: dict[int, dict] = {}
+    l2vni: dict[int, int] = {}
+    l3vni: dict[str, int] = {}
+    ports: dict[int, list[dict]] = {}
+    for line, children in blocks(text):
+        kids = [c for c, unused in children]
+        m = re.match(r"^vlan (\d+)$", line)
+        if m:
+            for kid in kids:
+                if kid.startswith("name ") and owner(kid[5:]):
+                    names[int(m.group(1))] = owner(kid[5:])
+            continue
+        m = re.match(r"^interface Vlan(\d+)$", line)
+        if m:
+            svi: dict[str, str] = {}
+            for kid in kids:
+                if kid.startswith("vrf ") or kid.startswith("vrf forwarding "):
+                    svi["vrf"] = kid.split()[-1]
+                elif kid.startswith("ip address virtual "):
+                    svi["gateway"] = kid.split()[3]
+            svis[int(m.group(1))] = svi
+            continue
+        if line.startswith("interface Vxlan"):
+            for kid in kids:
+                m = re.match(r"^vxlan vlan (\d+) vni (\d+)$", kid)
+                if m:
+                    l2vni[int(m.group(1))] = int(m.group(2))
+                m = re.match(r"^vxlan vrf (\S+) vni (\d+)$", kid)
+                if m:
+                    l3vni[m.group(1)] = int(m.group(2))
+            continue
+        if line.startswith("interface "):
+            port = line.split(None, 1)[1]
+            for kid in kids:
+                m = re.match(r"^switchport access vlan (\d+)$", kid)
+                if m:
+                    ports.setdefault(int(m.group(1)), []).append({"port": port, "mode": "access"})
+                m = re.match(r"^switchport trunk allowed vlan (?:add )?([\d,-]+)$", kid)
+                if m:
+                    for v in sorted(_vlan_list(m.group(1))):
+                        ports.setdefault(v, []).append({"port": port, "mode": "trunk"})
+    tenants = []
+    for vlan, name in names.items():
+        svi = svis.get(vlan, {})
+        vrf = svi.get("vrf", "")
+        tenants.append(
+            {
+                "name": name,
+                "vlan": vlan,
+                "vni": l2vni.get(vlan, 0),
+                "vrf": vrf,
+                "l3vni": l3vni.get(vrf, 0),
+                "gateway": svi.get("gateway", ""),
+                "subnet": "",
+                "ports": sorted(ports.get(vlan, []), key=lambda p: port_key(p["port"])),
+            }
+        )
+    return normalise(tenants)

@@ -1,0 +1,154 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""FRR: the BGP EVPN part of tenant networks, for platforms that route with FRR.
+
+Private to the collection. NVUE (Cumulus) and SONiC route with FRR: ``vrf V`` / ``vni L3VNI``
+(zebra), ``router bgp ASN`` with ``address-family l2vpn evpn`` / ``advertise-all-vni`` and
+one ``vni`` block per L2 VNI (route targets ``RT_ASN:VNI``, the same on every leaf whatever
+its own ASN), and ``router bgp ASN vrf V`` redistributing the tenant subnet into EVPN type-5
+routes. Underlay neighbours are not ours and are not rendered.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ._fabric import pairs
+from ._render_sonic import vrf_name as sonic_vrf_name
+
+
+def frr_vrf(switch: dict, vrf: str) -> str:
+    """The kernel/FRR VRF name on the switch's platform."""
+    return sonic_vrf_name(vrf) if switch["platform"] == "sonic" else vrf
+
+
+def _rt(opts: dict, vni: int) -> str:
+    return "%d:%d" % (opts["route_target_asn"], vni)
+
+
+def _vrf_block(switch: dict, t: dict) -> list[str]:
+    return ["vrf %s" % frr_vrf(switch, t["vrf"]), " vni %d" % t["l3vni"], "exit-vrf", "!"]
+
+
+def _vni_block(t: dict, opts: dict) -> list[str]:
+    rt = _rt(opts, t["vni"])
+    return ["  vni %d" % t["vni"], "   route-target import %s" % rt, "   route-target export %s" % rt, "  exit-vni"]
+
+
+def _bgp_vrf_block(switch: dict, t: dict, opts: dict) -> list[str]:
+    rt = _rt(opts, t["l3vni"])
+    return [
+        "router bgp %d vrf %s" % (switch["asn"], frr_vrf(switch, t["vrf"])),
+        " bgp router-id %s" % switch["loopback"],
+        " !",
+        " address-family ipv4 unicast",
+        "  redistribute connected",
+        " exit-address-family",
+        " !",
+        " address-family l2vpn evpn",
+        "  advertise ipv4 unicast",
+        "  route-target import %s" % rt,
+        "  route-target export %s" % rt,
+        " exit-address-family",
+        "exit",
+        "!",
+    ]
+
+
+def render(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> str:
+    head = "! gpucloud.baremetal: tenant routing of %s (FRR, %s); generated, do not edit\n!\n" % (
+        switch["name"],
+        switch["platform"],
+    )
+    if not tenants:
+        return head
+    lines: list[str] = []
+    for t in tenants:
+        lines += _vrf_block(switch, t)
+    lines += [
+        "router bgp %d" % switch["asn"],
+        " bgp router-id %s" % switch["loopback"],
+        " !",
+        " address-family l2vpn evpn",
+        "  advertise-all-vni",
+    ]
+    for t in tenants:
+        lines += _vni_block(t, opts)
+    lines += [" exit-address-family", "exit", "!"]
+    for t in tenants:
+        lines += _bgp_vrf_block(switch, t, opts)
+    return head + "\n".join(lines) + "\n"
+
+
+def render_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> dict[str, str]:
+    return {"frr.conf": render(switch, tenants, underlay, opts)}
+
+
+def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict) -> dict:
+    """FRR commands (``vtysh -f`` input) taking ``before`` to ``after``; empty when equal."""
+    remove: list[dict] = []
+    add: list[dict] = []
+    for old, new in pairs(before, after):
+        if old is not None and (new is None or _routing(old) != _routing(new)):
+            remove.append(old)
+        if new is not None and (old is None or _routing(old) != _routing(new)):
+            add.append(new)
+    lines: list[str] = []
+    asn = switch["asn"]
+    if remove:
+        lines += ["router bgp %d" % asn, " address-family l2vpn evpn"]
+        lines += ["  no vni %d" % t["vni"] for t in remove]
+        lines += [" exit-address-family", "exit"]
+        for t in remove:
+            lines += ["no router bgp %d vrf %s" % (asn, frr_vrf(switch, t["vrf"]))]
+            lines += ["vrf %s" % frr_vrf(switch, t["vrf"]), " no vni %d" % t["l3vni"], "exit-vrf"]
+    if add:
+        lines += render(switch, add, underlay, opts).splitlines()[2:]
+    return {"frr": lines}
+
+
+def _routing(t: dict) -> tuple:
+    return (t["vrf"], t["l3vni"], t["vni"])
+
+
+def parse(config: Any) -> dict:
+    """VRF to L3 VNI, L2 VNIs and BGP VRFs found in an FRR config."""
+    text = "\n".join(config) if isinstance(config, list) else str(config or "")
+    vrfs: dict[str, int] = {}
+    l2vnis: list[int] = []
+    bgp_vrfs: list[str] = []
+    context: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("!"):
+            continue
+        m = re.match(r"^vrf (\S+)$", line)
+        if m and not raw.startswith(" "):
+            context = ["vrf", m.group(1)]
+            continue
+        m = re.match(r"^router bgp (\d+)(?: vrf (\S+))?$", line)
+        if m:
+            context = ["bgp", m.group(2) or ""]
+            if m.group(2):
+                bgp_vrfs.append(m.group(2))
+            continue
+        if line in ("exit", "exit-vrf"):
+            context = []
+            continue
+        m = re.match(r"^vni (\d+)$", line)
+        if m and context[:1] == ["vrf"]:
+            vrfs[context[1]] = int(m.group(1))
+        elif m and context == ["bgp", ""]:
+            l2vnis.append(int(m.group(1)))
+    return {"vrfs": vrfs, "l2vnis": sorted(l2vnis), "bgp_vrfs": sorted(bgp_vrfs)}
+
+
+def expected(switch: dict, tenants: list[dict]) -> dict:
+    """What ``parse`` must find in the FRR config of ``tenants``."""
+    return {
+        "vrfs": {frr_vrf(switch, t["vrf"]): t["l3vni"] for t in tenants},
+        "l2vnis": sorted(t["vni"] for t in tenants),
+        "bgp_vrfs": sorted(frr_vrf(switch, t["vrf"]) for t in tenants),
+    }

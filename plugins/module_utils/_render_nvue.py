@@ -1,0 +1,299 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""NVIDIA Cumulus Linux (NVUE): tenant networks as NVUE config, and back.
+
+Private to the collection. Three forms of the same config:
+
+- the tree (what the NVUE REST API takes in ``PATCH /nvue_v1/?rev=ID`` and returns from
+  ``GET /nvue_v1/?rev=applied``), built from ``items``: ``(path, value)`` pairs where value
+  ``None`` means "a key with no attributes" (``vni: {10101: {}}``);
+- the patch file of ``nv config patch`` (YAML: ``- set: TREE``);
+- ``nv set`` / ``nv unset`` commands.
+
+Ownership: an SVI ``interface vlanN`` whose ``description`` is ``gpucloud:<tenant>`` marks the
+tenant's VLAN, VNI, VRF and port memberships as ours. Nothing else is ever unset.
+Anycast gateway: VRR on the SVI (``ip vrr address``/``mac-address``), the VRF's L3 VNI with
+``vrf V evpn vni``; NVUE generates the FRR config from the ``vrf V router bgp`` part.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ansible.module_utils.common.yaml import yaml_load
+
+from ._fabric import marker, normalise, owner, pairs, port_key
+
+BRIDGE = "br_default"
+Path = tuple[str, ...]
+Item = tuple[Path, Any]
+# Path ends whose last word takes a value (everything else is a key with no attributes).
+_SCALAR_LEAVES = frozenset(
+    {"type", "description", "vrf", "enable", "mac-address", "autonomous-system", "router-id", "access"}
+)
+_SVI = re.compile(r"^vlan(\d+)$")
+
+
+def rt(opts: dict, vni: int) -> str:
+    return "%d:%d" % (opts["route_target_asn"], vni)
+
+
+def global_items(switch: dict, opts: dict) -> list[Item]:
+    """Switch-wide settings every tenant needs; set, never unset (they are not a tenant's)."""
+    return [
+        (("nve", "vxlan", "enable"), "on"),
+        (("nve", "vxlan", "source", "address"), switch["loopback"]),
+        (("evpn", "enable"), "on"),
+        (("router", "bgp", "enable"), "on"),
+        (("router", "bgp", "autonomous-system"), switch["asn"]),
+        (("router", "bgp", "router-id"), switch["loopback"]),
+    ]
+
+
+def tenant_items(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item]:
+    vlan, vrf, svi = str(t["vlan"]), t["vrf"], "vlan%d" % t["vlan"]
+    bgp = ("vrf", vrf, "router", "bgp")
+    af = (*bgp, "address-family", "ipv4-unicast")
+    items: list[Item] = [
+        (("bridge", "domain", BRIDGE, "vlan", vlan, "vni", str(t["vni"])), None),
+        (("evpn", "vni", str(t["vni"]), "route-target", "both", rt(opts, t["vni"])), None),
+        (("interface", svi, "type"), "svi"),
+        (("interface", svi, "vlan"), t["vlan"]),
+        (("interface", svi, "description"), marker(t["name"])),
+        (("interface", svi, "ip", "vrf"), vrf),
+        (("interface", svi, "ip", "vrr", "enable"), "on"),
+        (("interface", svi, "ip", "vrr", "address", t["gateway"]), None),
+        (("interface", svi, "ip", "vrr", "mac-address"), underlay["anycast_mac"]),
+        (("vrf", vrf, "evpn", "enable"), "on"),
+        (("vrf", vrf, "evpn", "vni", str(t["l3vni"])), None),
+        ((*bgp, "enable"), "on"),
+        ((*bgp, "autonomous-system"), switch["asn"]),
+        ((*bgp, "router-id"), switch["loopback"]),
+        ((*af, "enable"), "on"),
+        ((*af, "redistribute", "connected", "enable"), "on"),
+        ((*af, "route-export", "to-evpn", "enable"), "on"),
+        ((*af, "route-export", "to-evpn", "route-target", rt(opts, t["l3vni"])), None),
+        ((*af, "route-import", "from-evpn", "route-target", rt(opts, t["l3vni"])), None),
+    ]
+    for p in t["ports"]:
+        if p["mode"] == "access":
+            items.append((("interface", p["port"], "bridge", "domain", BRIDGE, "access"), t["vlan"]))
+        else:
+            items.append((("interface", p["port"], "bridge", "domain", BRIDGE, "vlan", vlan), None))
+    return items
+
+
+def tenant_roots(t: dict) -> list[Path]:
+    """What to unset to remove a tenant: whole objects, plus its memberships on shared ports."""
+    roots: list[Path] = [
+        ("interface", "vlan%d" % t["vlan"]),
+        ("vrf", t["vrf"]),
+        ("evpn", "vni", str(t["vni"])),
+        ("bridge", "domain", BRIDGE, "vlan", str(t["vlan"])),
+    ]
+    for p in t["ports"]:
+        if p["mode"] == "access":
+            roots.append(("interface", p["port"], "bridge", "domain", BRIDGE, "access"))
+        else:
+            roots.append(("interface", p["port"], "bridge", "domain", BRIDGE, "vlan", str(t["vlan"])))
+    return roots
+
+
+def tree(items: list[Item]) -> dict:
+    out: dict = {}
+    for path, value in items:
+        node = out
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+        if value is None:
+            node.setdefault(path[-1], {})
+        else:
+            node[path[-1]] = value
+    return out
+
+
+def all_items(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> list[Item]:
+    items = list(global_items(switch, opts)) if tenants else []
+    for t in tenants:
+        items.extend(tenant_items(switch, t, underlay, opts))
+    return items
+
+
+def render(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> dict:
+    """The REST API body (``PATCH /nvue_v1/?rev=ID``) for the switch's tenants."""
+    return tree(all_items(switch, tenants, underlay, opts))
+
+
+def _word(value: Any) -> str:
+    text = str(value)
+    return '"%s"' % text if not text or re.search(r"\s", text) else text
+
+
+def nv_set(items: list[Item]) -> list[str]:
+    return ["nv set " + " ".join(path) + ("" if v is None else " " + _word(v)) for path, v in items]
+
+
+def nv_unset(paths: list[Path]) -> list[str]:
+    return ["nv unset " + " ".join(path) for path in paths]
+
+
+def to_yaml(value: Any, indent: int = 0) -> str:
+    """A small, deterministic YAML emitter for NVUE trees (mappings of str/int)."""
+    pad = "  " * indent
+    lines = []
+    for key, val in value.items():
+        k = _yaml_scalar(key)
+        if isinstance(val, dict):
+            if val:
+                lines.append("%s%s:\n%s" % (pad, k, to_yaml(val, indent + 1)))
+            else:
+                lines.append("%s%s: {}\n" % (pad, k))
+        else:
+            lines.append("%s%s: %s\n" % (pad, k, _yaml_scalar(val)))
+    return "".join(lines)
+
+
+def _yaml_scalar(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    text = str(value)
+    if re.match(r"^[A-Za-z_][A-Za-z0-9_./-]*$", text) and text not in ("on", "off", "yes", "no", "true", "false"):
+        return text
+    return "'%s'" % text.replace("'", "''")
+
+
+def render_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> dict[str, str]:
+    """Files: ``nvue.yaml`` (``nv config patch`` file) and ``nvue.nv`` (``nv set`` commands)."""
+    items = all_items(switch, tenants, underlay, opts)
+    head = "# gpucloud.baremetal: tenant networks of %s (NVUE); generated, do not edit\n" % switch["name"]
+    body = to_yaml(tree(items), 2)
+    yaml_text = head + ("- set:\n" + body if items else "[]\n")
+    nv_text = head + "".join(line + "\n" for line in nv_set(items))
+    return {"nvue.yaml": yaml_text, "nvue.nv": nv_text}
+
+
+# --- delta ---------------------------------------------------------------------------
+
+
+def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict) -> dict:
+    """What takes ``before`` to ``after``: ``{"unset": [paths], "set": [items]}``."""
+    unset: list[Path] = []
+    sets: list[Item] = []
+    for old, new in pairs(before, after):
+        if new is None:
+            unset.extend(tenant_roots(old))
+            continue
+        new_items = tenant_items(switch, new, underlay, opts)
+        if old is None:
+            sets.extend(new_items)
+            continue
+        if old["vlan"] != new["vlan"] or old["vrf"] != new["vrf"] or old["vni"] != new["vni"]:
+            unset.extend(tenant_roots(old))
+            sets.extend(new_items)
+            continue
+        old_items = tenant_items(switch, old, underlay, opts)
+        new_paths = {path for path, unused in new_items}
+        old_set = set(old_items)
+        unset.extend(path for path, unused in old_items if path not in new_paths)
+        sets.extend(item for item in new_items if item not in old_set)
+    if sets:
+        sets = global_items(switch, opts) + sets
+    return {"unset": unset, "set": sets}
+
+
+# --- parse ---------------------------------------------------------------------------
+
+
+def from_nv(text: str) -> dict:
+    """``nv set`` lines (as rendered or as ``nv config show -o commands``) to the tree."""
+    items: list[Item] = []
+    for raw in text.splitlines():
+        words = raw.split()
+        if len(words) < 3 or words[0] != "nv" or words[1] != "set":
+            continue
+        path = tuple(w.strip('"') for w in words[2:])
+        if _scalar_path(path[:-1]):
+            value: Any = path[-1]
+            items.append((path[:-1], int(value) if value.isdigit() else value))
+        else:
+            items.append((path, None))
+    return tree(items)
+
+
+def _scalar_path(path: Path) -> bool:
+    if not path:
+        return False
+    if path[-1] in _SCALAR_LEAVES:
+        return True
+    if path[-2:] == ("source", "address"):
+        return True
+    return len(path) == 3 and path[0] == "interface" and path[2] == "vlan"
+
+
+def load(config: Any) -> dict:
+    """Any of the three forms (tree, ``[{set: tree}]``, ``nv set`` text) to the tree."""
+    if isinstance(config, str):
+        if re.search(r"^\s*nv set ", config, re.M):
+            return from_nv(config)
+        return load(yaml_load(config) or {}) if config.strip() else {}
+    if isinstance(config, list):
+        merged: list[Item] = []
+        for entry in config:
+            if isinstance(entry, dict) and isinstance(entry.get("set"), dict):
+                merged.extend(_flatten(entry["set"]))
+        return tree(merged)
+    return config if isinstance(config, dict) else {}
+
+
+def _flatten(node: dict, prefix: Path = ()) -> list[Item]:
+    out: list[Item] = []
+    for key, val in node.items():
+        path = (*prefix, str(key))
+        if isinstance(val, dict):
+            out.extend(_flatten(val, path) if val else [(path, None)])
+        else:
+            out.append((path, val))
+    return out
+
+
+def parse(config: Any) -> list[dict]:
+    """Tenants we own in an NVUE config (any form), in the neutral shape."""
+    cfg = load(config)
+    interfaces = cfg.get("interface") or {}
+    vlans = ((cfg.get("bridge") or {}).get("domain") or {}).get(BRIDGE, {}).get("vlan") or {}
+    vrfs = cfg.get("vrf") or {}
+    ports: dict[int, list[dict]] = {}
+    for name, iface in interfaces.items():
+        dom = ((iface or {}).get("bridge") or {}).get("domain", {}).get(BRIDGE) or {}
+        if "access" in dom:
+            ports.setdefault(int(dom["access"]), []).append({"port": str(name), "mode": "access"})
+        for v in dom.get("vlan") or {}:
+            if str(v).isdigit():
+                ports.setdefault(int(v), []).append({"port": str(name), "mode": "trunk"})
+    tenants = []
+    for name, iface in interfaces.items():
+        m = _SVI.match(str(name))
+        tenant = owner((iface or {}).get("description")) if m else None
+        if tenant is None:
+            continue
+        vlan = int(iface.get("vlan") or m.group(1))
+        ip = iface.get("ip") or {}
+        vrf = str(ip.get("vrf", ""))
+        gateways = list(((ip.get("vrr") or {}).get("address") or {}).keys())
+        vnis = list(((vlans.get(str(vlan)) or vlans.get(vlan) or {}).get("vni") or {}).keys())
+        l3vnis = list((((vrfs.get(vrf) or {}).get("evpn") or {}).get("vni") or {}).keys())
+        tenants.append(
+            {
+                "name": tenant,
+                "vlan": vlan,
+                "vni": int(vnis[0]) if vnis else 0,
+                "vrf": vrf,
+                "l3vni": int(l3vnis[0]) if l3vnis else 0,
+                "gateway": str(gateways[0]) if gateways else "",
+                "subnet": "",
+                "ports": sorted(ports.get(vlan, []), key=lambda p: port_key(p["port"])),
+            }
+        )
+    return normalise(tenants)

@@ -1,0 +1,170 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""SONiC: tenant networks as config_db JSON, and back.
+
+Private to the collection. Tables written, in the order they must be applied:
+``VLAN``, ``VLAN_MEMBER``, ``VXLAN_TUNNEL``, ``VXLAN_EVPN_NVO``, ``VXLAN_TUNNEL_MAP`` (L2 VNI
+and L3 VNI maps), ``VRF`` (with its ``vni``: after the L3 VNI's tunnel map), ``SAG`` and
+``VLAN_INTERFACE`` (VRF binding, static anycast gateway, gateway address). Removal runs in
+the reverse order.
+
+The L3 VNI of a VRF needs a VLAN of its own on SONiC (mapped to the L3 VNI and bound to the
+VRF, no members); it is ``vlan + l3vni_vlan_offset``. VRF names must start with ``Vrf``:
+a tenant VRF ``acme`` is ``Vrf-acme``. Ownership: ``VLAN|VlanN`` carries
+``description: gpucloud:<tenant>`` (its L3 VNI VLAN ``gpucloud:<tenant>:l3vni``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ._fabric import marker, normalise, owner, pairs, port_key
+
+VTEP = "vtep"
+NVO = "nvo"
+TABLE_ORDER = (
+    "VLAN",
+    "VLAN_MEMBER",
+    "VXLAN_TUNNEL",
+    "VXLAN_EVPN_NVO",
+    "VXLAN_TUNNEL_MAP",
+    "VRF",
+    "SAG",
+    "VLAN_INTERFACE",
+)
+VRF_PREFIX = "Vrf-"
+Item = tuple[str, str, tuple[tuple[str, str], ...]]
+
+
+def vrf_name(vrf: str) -> str:
+    return VRF_PREFIX + vrf
+
+
+def _item(table: str, key: str, **fields: str) -> Item:
+    return (table, key, tuple(sorted(fields.items())))
+
+
+def global_items(switch: dict, underlay: dict) -> list[Item]:
+    return [
+        _item("VXLAN_TUNNEL", VTEP, src_ip=switch["loopback"]),
+        _item("VXLAN_EVPN_NVO", NVO, source_vtep=VTEP),
+        _item("SAG", "GLOBAL", gateway_mac=underlay["anycast_mac"]),
+    ]
+
+
+def tenant_items(t: dict, opts: dict) -> list[Item]:
+    vlan = "Vlan%d" % t["vlan"]
+    l3 = t["vlan"] + opts["l3vni_vlan_offset"]
+    l3vlan = "Vlan%d" % l3
+    vrf = vrf_name(t["vrf"])
+    items = [
+        _item("VLAN", vlan, vlanid=str(t["vlan"]), description=marker(t["name"])),
+        _item("VLAN", l3vlan, vlanid=str(l3), description=marker(t["name"]) + ":l3vni"),
+    ]
+    for p in t["ports"]:
+        items.append(
+            _item(
+                "VLAN_MEMBER",
+                "%s|%s" % (vlan, p["port"]),
+                tagging_mode="untagged" if p["mode"] == "access" else "tagged",
+            )
+        )
+    items += [
+        _item("VXLAN_TUNNEL_MAP", "%s|map_%d_%s" % (VTEP, t["vni"], vlan), vlan=vlan, vni=str(t["vni"])),
+        _item("VXLAN_TUNNEL_MAP", "%s|map_%d_%s" % (VTEP, t["l3vni"], l3vlan), vlan=l3vlan, vni=str(t["l3vni"])),
+        _item("VRF", vrf, vni=str(t["l3vni"])),
+        _item("VLAN_INTERFACE", vlan, vrf_name=vrf, static_anycast_gateway="true"),
+        _item("VLAN_INTERFACE", "%s|%s" % (vlan, t["gateway"])),
+        _item("VLAN_INTERFACE", l3vlan, vrf_name=vrf),
+    ]
+    return items
+
+
+def to_config_db(items: list[Item]) -> dict:
+    """Items to config_db JSON, tables in apply order, entries in item order."""
+    by_table: dict[str, dict[str, dict[str, str]]] = {}
+    for table, key, fields in items:
+        by_table.setdefault(table, {})[key] = dict(fields)
+    return {table: by_table[table] for table in TABLE_ORDER if table in by_table}
+
+
+def all_items(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> list[Item]:
+    items = global_items(switch, underlay) if tenants else []
+    for t in tenants:
+        items.extend(tenant_items(t, opts))
+    return items
+
+
+def render(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> dict:
+    return to_config_db(all_items(switch, tenants, underlay, opts))
+
+
+def render_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> dict[str, str]:
+    return {"sonic.json": json.dumps(render(switch, tenants, underlay, opts), indent=2) + "\n"}
+
+
+def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict) -> dict:
+    """``{"delete": ["TABLE|key", ...] (apply order), "set": config_db JSON}``."""
+    delete: list[Item] = []
+    sets: list[Item] = []
+    for old, new in pairs(before, after):
+        old_items = tenant_items(old, opts) if old else []
+        new_items = tenant_items(new, opts) if new else []
+        new_keys = {(table, key) for table, key, unused in new_items}
+        old_set = set(old_items)
+        delete.extend(i for i in old_items if (i[0], i[1]) not in new_keys)
+        sets.extend(i for i in new_items if i not in old_set)
+    rank = {table: n for n, table in enumerate(TABLE_ORDER)}
+    # Reverse dependency order; within VLAN_INTERFACE the address before the interface.
+    delete.sort(key=lambda i: (-rank[i[0]], -i[1].count("|")))
+    if sets:
+        sets = global_items(switch, underlay) + sets
+    return {"delete": ["%s|%s" % (table, key) for table, key, unused in delete], "set": to_config_db(sets)}
+
+
+def load(config: Any) -> dict:
+    if isinstance(config, str):
+        return json.loads(config) if config.strip() else {}
+    return config if isinstance(config, dict) else {}
+
+
+def parse(config: Any) -> list[dict]:
+    """Tenants we own in a config_db (``sonic-cfggen -d --print-data``), in the neutral shape."""
+    db = load(config)
+    vlans = db.get("VLAN") or {}
+    members: dict[str, list[dict]] = {}
+    for key, fields in (db.get("VLAN_MEMBER") or {}).items():
+        vlan, port = [*key.split("|", 1), ""][:2]
+        mode = "access" if (fields or {}).get("tagging_mode") == "untagged" else "trunk"
+        members.setdefault(vlan, []).append({"port": port, "mode": mode})
+    vni_of = {f.get("vlan"): int(f.get("vni", 0)) for f in (db.get("VXLAN_TUNNEL_MAP") or {}).values() if f}
+    ifaces = db.get("VLAN_INTERFACE") or {}
+    addresses: dict[str, list[str]] = {}
+    for key in ifaces:
+        if "|" in key:
+            vlan, addr = key.split("|", 1)
+            addresses.setdefault(vlan, []).append(addr)
+    vrfs = db.get("VRF") or {}
+    tenants = []
+    for name, fields in vlans.items():
+        description = (fields or {}).get("description")
+        tenant = owner(description)
+        if tenant is None or description.endswith(":l3vni"):
+            continue
+        vrf = (ifaces.get(name) or {}).get("vrf_name", "")
+        gateways = addresses.get(name, [])
+        tenants.append(
+            {
+                "name": tenant,
+                "vlan": int(fields.get("vlanid") or name[4:]),
+                "vni": vni_of.get(name, 0),
+                "vrf": vrf[len(VRF_PREFIX) :] if vrf.startswith(VRF_PREFIX) else vrf,
+                "l3vni": int((vrfs.get(vrf) or {}).get("vni", 0)),
+                "gateway": gateways[0] if gateways else "",
+                "subnet": "",
+                "ports": sorted(members.get(name, []), key=lambda p: port_key(p["port"])),
+            }
+        )
+    return normalise(tenants)

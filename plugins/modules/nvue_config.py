@@ -1,0 +1,134 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: nvue_config
+short_description: Read or change a Cumulus Linux switch's config through the NVUE REST API revisions
+version_added: 0.1.0
+description:
+  - Talks to the NVUE REST API of NVIDIA Cumulus Linux 5.x, with Ansible's own HTTP client (no
+    extra Python library). Used by the role M(gpucloud.baremetal.switch_fabric) to push what
+    M(gpucloud.baremetal.switch_tenants) computed.
+  - V(gathered) reads the applied config (C(GET /nvue_v1/?rev=applied)).
+  - V(applied) creates a revision, unsets O(unset) (C(DELETE /nvue_v1/PATH?rev=ID)), patches O(set)
+    (C(PATCH /nvue_v1/?rev=ID)), compares the revision with the applied config and, when they
+    differ, applies it (C(PATCH /nvue_v1/revision/ID) with C(state=apply)) and waits until the
+    switch reports C(applied). A revision that changes nothing is deleted, never applied.
+author:
+  - gpucloud.baremetal contributors (@gpucloud)
+options:
+  state:
+    description:
+      - V(gathered) returns the applied config; V(applied) changes it.
+    type: str
+    default: applied
+    choices: [applied, gathered]
+  set:
+    description:
+      - The NVUE tree to merge into the config (the C(commands.set) result of
+        M(gpucloud.baremetal.switch_tenants)).
+    type: dict
+    default: {}
+  unset:
+    description:
+      - Config paths to remove, C(/)-separated with each part URL-encoded (C(interface/vlan101)),
+        before O(set) is merged.
+    type: list
+    elements: str
+    default: []
+  apply_timeout:
+    description:
+      - Seconds to wait for the switch to apply a revision.
+    type: int
+    default: 120
+extends_documentation_fragment:
+  - gpucloud.baremetal.nvue
+attributes:
+  check_mode:
+    support: full
+    description: Creates and patches a revision to compute the change and the diff, then deletes it unapplied.
+  diff_mode:
+    support: full
+    description: Before is the applied config, after the revision's config.
+  platform:
+    support: full
+    platforms: [nvue]
+    description: Runs on the controller (C(delegate_to) localhost) and reaches the switch over HTTPS.
+"""
+
+EXAMPLES = r"""
+- name: Read the applied NVUE config
+  gpucloud.baremetal.nvue_config:
+    host: "{{ ansible_host }}"
+    password: "{{ nvue_password }}"
+    state: gathered
+  delegate_to: localhost
+  register: nvue_gathered
+
+- name: Push the tenant change computed by switch_tenants
+  gpucloud.baremetal.nvue_config:
+    host: "{{ ansible_host }}"
+    password: "{{ nvue_password }}"
+    set: "{{ fabric_plan.commands.set }}"
+    unset: "{{ fabric_plan.commands.unset }}"
+  delegate_to: localhost
+"""
+
+RETURN = r"""
+config:
+  description: The applied config (V(gathered)), or the config after the change (V(applied)).
+  returned: success
+  type: dict
+  sample: {"interface": {"vlan101": {"type": "svi"}}}
+revision:
+  description: The revision applied; null when nothing was applied (no change, or check mode).
+  returned: state is applied
+  type: str
+  sample: "12"
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric_nvue import NvueClient, NvueError, change
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "host": {"type": "str", "required": True},
+            "port": {"type": "int", "default": 8765},
+            "use_ssl": {"type": "bool", "default": True},
+            "username": {"type": "str", "default": "cumulus"},
+            "password": {"type": "str", "required": True, "no_log": True},
+            "validate_certs": {"type": "bool", "default": True},
+            "ca_path": {"type": "path"},
+            "timeout": {"type": "int", "default": 30},
+            "state": {"type": "str", "default": "applied", "choices": ["applied", "gathered"]},
+            "set": {"type": "dict", "default": {}},
+            "unset": {"type": "list", "elements": "str", "default": []},
+            "apply_timeout": {"type": "int", "default": 120},
+        },
+        supports_check_mode=True,
+    )
+    p = module.params
+    base = "%s://%s:%d/nvue_v1" % ("https" if p["use_ssl"] else "http", p["host"], p["port"])
+    client = NvueClient(base, p["username"], p["password"], p["validate_certs"], p["timeout"], p["ca_path"])
+    try:
+        if p["state"] == "gathered":
+            module.exit_json(changed=False, config=client.applied())
+        result = change(client, p["set"], p["unset"], module.check_mode, wait=p["apply_timeout"])
+    except NvueError as exc:
+        module.fail_json(msg=str(exc))
+    out = {"changed": result["changed"], "revision": result["revision"], "config": result["after"]}
+    if module._diff and result["changed"]:
+        out["diff"] = {"before": result["before"], "after": result["after"]}
+    module.exit_json(**out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,298 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: switch_tenants
+short_description: Tenant VLAN, L2 VNI, VRF and L3 VNI on leaf switches, from the fleet model
+version_added: 0.1.0
+description:
+  - Computes the native config of a leaf switch's tenant networks (VLAN mapped to its L2 VNI on
+    the ports of the tenant's nodes, an anycast-gateway SVI in the tenant's VRF, the VRF mapped to
+    its L3 VNI with BGP EVPN) for NVIDIA Cumulus Linux (NVUE), SONiC (config_db) and Arista EOS
+    (CLI), plus FRR for the platforms that route with FRR (NVUE, SONiC).
+  - Follows the network resource-module states. C(rendered) and C(parsed) work offline.
+    C(merged), C(replaced), C(overridden) and C(deleted) compare the switch's gathered config
+    (O(running_config)) with the fleet and return the native commands that reach the state; the
+    role M(gpucloud.baremetal.switch_fabric) pushes them with each platform's transport
+    (M(gpucloud.baremetal.nvue_config), M(arista.eos.eos_config), config_db over SSH).
+  - Only objects this collection owns are ever changed or removed; they carry the marker
+    C(gpucloud:<tenant>) (NVUE SVI description, SONiC VLAN description, EOS VLAN name).
+    A VLAN made by hand is never touched, even by C(overridden).
+  - "Runs on the controller (C(delegate_to: localhost)); it never connects to a switch itself."
+author:
+  - gpucloud.baremetal contributors (@gpucloud)
+options:
+  switch:
+    description:
+      - The switch part of the fleet model, the C(gpucloud_switch) host variable the
+        C(gpucloud.baremetal.fleet) inventory gives every switch (C(name), C(platform), C(asn),
+        C(loopback), C(role), C(tenants)).
+      - Required for every state but C(parsed) and C(gathered).
+    type: dict
+  fleet_tenants:
+    description:
+      - The fleet's tenants, the C(gpucloud_tenants) variable. Needed when O(switch) is in the
+        compact form the inventory gives hosts (C(access_ports), C(trunk_ports), C(shared_tenants)
+        instead of C(tenants)).
+    type: list
+    elements: dict
+  underlay:
+    description:
+      - The fabric underlay, C(gpucloud_fabric.underlay) (C(anycast_mac), C(mtu)).
+    type: dict
+    default: {}
+  platform:
+    description:
+      - The switch platform; defaults to C(switch.platform). Needed for C(parsed) and C(gathered)
+        without O(switch). V(frr) parses an FRR config.
+    type: str
+    choices: [nvue, sonic, eos, frr]
+  state:
+    description:
+      - V(rendered) returns the native config of the fleet's tenants (no switch needed).
+      - V(merged) adds the fleet's tenants and their ports; nothing is removed.
+      - V(replaced) makes each tenant of the fleet exactly as the fleet says; other tenants stay.
+      - V(overridden) makes the switch carry exactly the fleet's tenants; tenants we own that are
+        not in the fleet are removed.
+      - V(deleted) removes the tenants named in O(tenants), or every tenant we own.
+      - V(gathered) and V(parsed) read O(running_config) back into the model's shape.
+    type: str
+    default: merged
+    choices: [rendered, merged, replaced, overridden, deleted, gathered, parsed]
+  running_config:
+    description:
+      - The switch's current config in its native form, as the platform transport gathers it
+        (NVUE tree from C(GET /nvue_v1/?rev=applied), a C(nv set) listing or patch YAML; SONiC
+        C(sonic-cfggen -d --print-data) JSON; EOS C(show running-config) text; FRR config text).
+      - Required for every state but V(rendered).
+    type: raw
+  tenants:
+    description:
+      - Limit the change to these tenants (day-2 onboarding or offboarding of one tenant).
+        With V(overridden), only these tenants are brought in line with the fleet.
+    type: list
+    elements: str
+  route_target_asn:
+    description:
+      - The 2-byte ASN of every EVPN route target, C(ASN:VNI). The same on every leaf, so that
+        leaves with different ASNs (eBGP underlay) import each other's routes.
+    type: int
+    default: 64512
+  l3vni_vlan_offset:
+    description:
+      - SONiC only. SONiC carries an L3 VNI on a VLAN of its own; a tenant's is
+        C(vlan + l3vni_vlan_offset). It must not collide with a tenant VLAN on the switch.
+    type: int
+    default: 2000
+attributes:
+  check_mode:
+    support: full
+    description: The module only computes; it never changes a switch, in check mode or not.
+  diff_mode:
+    support: full
+    description: The diff is the native config of the owned tenants, gathered against intended.
+  platform:
+    support: full
+    platforms: [nvue, sonic, eos]
+    description: Runs on the controller; platforms are the switch operating systems it renders.
+notes:
+  - Spines carry no tenant networks; their rendered file says so and holds no config.
+  - C(changed) is true when the switch needs a change; the push task makes it.
+seealso:
+  - module: gpucloud.baremetal.nvue_config
+  - module: arista.eos.eos_config
+"""
+
+EXAMPLES = r"""
+- name: Render every native file of a switch, offline
+  gpucloud.baremetal.switch_tenants:
+    switch: "{{ gpucloud_switch }}"
+    fleet_tenants: "{{ gpucloud_tenants }}"
+    underlay: "{{ gpucloud_fabric.underlay }}"
+    state: rendered
+  delegate_to: localhost
+  register: fabric_rendered
+
+- name: Parse an EOS running-config into the model's shape
+  gpucloud.baremetal.switch_tenants:
+    platform: eos
+    state: parsed
+    running_config: "{{ lookup('ansible.builtin.file', 'leaf1.eos.cfg') }}"
+  delegate_to: localhost
+
+- name: What removing tenants that left the fleet takes, as NVUE set/unset
+  gpucloud.baremetal.switch_tenants:
+    switch: "{{ gpucloud_switch }}"
+    fleet_tenants: "{{ gpucloud_tenants }}"
+    underlay: "{{ gpucloud_fabric.underlay }}"
+    state: overridden
+    running_config: "{{ nvue_gathered.config }}"
+  delegate_to: localhost
+  register: fabric_plan
+"""
+
+RETURN = r"""
+rendered:
+  description:
+    - Native files of the switch, extension to text
+      (C(nvue.yaml), C(nvue.nv), C(sonic.json), C(eos.cfg), C(frr.conf)).
+  returned: state is rendered
+  type: dict
+  sample: {"eos.cfg": "vlan 101\n   name gpucloud:acme\n!\n"}
+parsed:
+  description: The tenants found in O(running_config), in the model's shape.
+  returned: state is parsed
+  type: list
+  elements: dict
+  sample: [{"name": "acme", "vlan": 101, "vni": 10101, "vrf": "acme", "l3vni": 50101,
+            "gateway": "10.101.0.1/24", "subnet": "10.101.0.0/24", "ports": [{"port": "swp1", "mode": "access"}]}]
+gathered:
+  description: Same as RV(parsed), for V(gathered).
+  returned: state is gathered
+  type: list
+  elements: dict
+before:
+  description: Tenants we own on the switch before the change.
+  returned: state is merged, replaced, overridden or deleted
+  type: list
+  elements: dict
+after:
+  description: Tenants we own on the switch once the commands are applied.
+  returned: state is merged, replaced, overridden or deleted
+  type: list
+  elements: dict
+changes:
+  description: Tenant names added, removed and modified.
+  returned: state is merged, replaced, overridden or deleted
+  type: dict
+  sample: {"added": ["acme"], "removed": ["old"], "modified": []}
+commands:
+  description:
+    - The native change. NVUE - C(set) (REST body), C(unset) (REST paths), C(nv) (nv set/unset lines).
+      SONiC - C(set) (config_db JSON), C(delete) (C(TABLE|key) in apply order).
+      EOS - C(commands) (CLI lines). NVUE and SONiC also C(frr) (vtysh lines).
+  returned: state is merged, replaced, overridden or deleted
+  type: dict
+  sample: {"commands": ["no vlan 199"]}
+"""
+
+from urllib.parse import quote
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric import (
+    FRR_PLATFORMS,
+    STATES,
+    FabricError,
+    changes,
+    desired,
+    full_switch,
+    options_with_defaults,
+    parse_native,
+    plan,
+    render_files,
+    renderer,
+    validate,
+)
+
+DEFAULT_UNDERLAY = {"anycast_mac": "00:00:5e:00:01:01", "mtu": 9216}
+
+
+def _command_set(platform: str, switch: dict, before: list, after: list, underlay: dict, opts: dict) -> dict:
+    out = dict(renderer(platform).delta(switch, before, after, underlay, opts))
+    if platform == "nvue":
+        from ansible_collections.gpucloud.baremetal.plugins.module_utils import _render_nvue as nvue
+
+        out["nv"] = nvue.nv_unset(out["unset"]) + nvue.nv_set(out["set"])
+        out["unset"] = ["/".join(quote(part, safe="") for part in path) for path in out["unset"]]
+        out["set"] = nvue.tree(out["set"])
+    if platform in FRR_PLATFORMS:
+        out.update(renderer("frr").delta(switch, before, after, underlay, opts))
+    return out
+
+
+def _empty(commands: dict) -> bool:
+    return not any(commands.values())
+
+
+def run(params: dict) -> dict:
+    state = params["state"]
+    switch = params["switch"]
+    platform = params["platform"] or (switch or {}).get("platform")
+    underlay = dict(DEFAULT_UNDERLAY, **(params["underlay"] or {}))
+    opts = options_with_defaults(
+        {"route_target_asn": params["route_target_asn"], "l3vni_vlan_offset": params["l3vni_vlan_offset"]}
+    )
+    if state in ("parsed", "gathered"):
+        if not platform:
+            raise FabricError(["platform: needed to parse a config (or give switch)"])
+        if params["running_config"] is None:
+            raise FabricError(["running_config: required with state=%s" % state])
+        parsed = parse_native(platform, params["running_config"])
+        return {"changed": False, state: parsed}
+    if not switch:
+        raise FabricError(["switch: required with state=%s (the gpucloud_switch host variable)" % state])
+    switch = full_switch(switch, params["fleet_tenants"])
+    if platform == "frr":
+        raise FabricError(["platform: frr is only for parsed/gathered; FRR is rendered with nvue and sonic"])
+    switch = dict(switch, platform=platform)
+    validate(switch, underlay, opts)
+    if state == "rendered":
+        return {"changed": False, "rendered": render_files(switch, underlay, opts)}
+    if params["running_config"] is None:
+        raise FabricError(["running_config: required with state=%s; gather the switch's config first" % state])
+    have = parse_native(platform, params["running_config"])
+    want = desired(switch)
+    after = plan(state, want, have, params["tenants"])
+    commands = _command_set(platform, switch, have, after, underlay, opts)
+    result = {
+        "changed": not _empty(commands),
+        "before": have,
+        "after": after,
+        "changes": changes(have, after),
+        "commands": commands,
+    }
+    if result["changed"]:
+        text_before = renderer(platform).render_text(switch, have, underlay, opts)
+        text_after = renderer(platform).render_text(switch, after, underlay, opts)
+        key = {"nvue": "nvue.nv", "sonic": "sonic.json", "eos": "eos.cfg"}[platform]
+        result["diff"] = {
+            "before": text_before[key],
+            "after": text_after[key],
+            "before_header": "%s (gathered)" % switch["name"],
+            "after_header": "%s (%s)" % (switch["name"], state),
+        }
+    return result
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "switch": {"type": "dict"},
+            "fleet_tenants": {"type": "list", "elements": "dict"},
+            "underlay": {"type": "dict", "default": {}},
+            "platform": {"type": "str", "choices": ["nvue", "sonic", "eos", "frr"]},
+            "state": {"type": "str", "default": "merged", "choices": list(STATES)},
+            "running_config": {"type": "raw"},
+            "tenants": {"type": "list", "elements": "str"},
+            "route_target_asn": {"type": "int", "default": 64512},
+            "l3vni_vlan_offset": {"type": "int", "default": 2000},
+        },
+        supports_check_mode=True,
+    )
+    try:
+        result = run(module.params)
+    except FabricError as exc:
+        module.fail_json(msg=str(exc), problems=exc.problems)
+    except (ValueError, TypeError, KeyError) as exc:
+        module.fail_json(msg="cannot read the config given as running_config: %s" % exc)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""FRR's own parsers on every FRR config we render (Debian's `frr` package).
+
+`vtysh --dryrun -f FILE` checks the grammar of every daemon's part (exit code 2 on an error);
+`bgpd -C -f FILE` checks the BGP part's meaning and exits 0 whatever it finds, so its output is
+read: every "No such command" or error line outside the zebra `vrf ... exit-vrf` blocks fails.
+Without the binaries the test fails in CI (CI=true) and is skipped, saying why, elsewhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet
+
+from .fabric_helpers import ROOT, example_model
+
+VTYSH = shutil.which("vtysh") or "/usr/bin/vtysh"
+BGPD = "/usr/lib/frr/bgpd"
+HAVE_FRR = os.access(VTYSH, os.X_OK) and os.access(BGPD, os.X_OK)
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def _need_frr():
+    if HAVE_FRR:
+        return
+    message = "FRR's parsers are missing (%s, %s): apt-get install frr (bindep.txt, profile test)" % (VTYSH, BGPD)
+    if IN_CI:
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def _frr_configs():
+    model = example_model()
+    u = model["fabric"]["underlay"]
+    for s in model["fabric"]["switches"]:
+        for platform in ("nvue", "sonic"):
+            sw = dict(s, platform=platform)
+            yield "example-%s-%s" % (s["name"], platform), _fabric.render_files(sw, u)["frr.conf"]
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    from fleetgen import generate
+
+    big = load_fleet(generate(nodes=120, tenants=300, switches=5))
+    for s in big["fabric"]["switches"]:
+        if s["platform"] in ("nvue", "sonic") and s["role"] == "leaf":
+            yield "generated-%s" % s["name"], _fabric.render_files(s, big["fabric"]["underlay"])["frr.conf"]
+
+
+CONFIGS = dict(_frr_configs())
+
+
+def _zebra_lines(text: str) -> set[int]:
+    """Line numbers (1-based) inside `vrf NAME ... exit-vrf`: zebra's, unknown to bgpd alone."""
+    inside, lines = False, set()
+    for n, line in enumerate(text.splitlines(), 1):
+        if re.match(r"^vrf \S+$", line):
+            inside = True
+        if inside:
+            lines.add(n)
+        if line == "exit-vrf":
+            inside = False
+    return lines
+
+
+@contextlib.contextmanager
+def readable_file(name: str, text: str):
+    """bgpd drops to the frr user: the file and its folder must be world-readable."""
+    with tempfile.TemporaryDirectory(prefix="gpucloud-frr-") as folder:
+        os.chmod(folder, 0o755)
+        path = os.path.join(folder, name + "-frr.conf")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(path, 0o644)
+        yield path
+
+
+def bgpd_errors(path: str, text: str) -> list[str]:
+    out = subprocess.run([BGPD, "-C", "-f", path], capture_output=True, text=True, timeout=120, check=False)
+    zebra = _zebra_lines(text)
+    errors = []
+    for line in (out.stdout + out.stderr).splitlines():
+        m = re.search(r"on config line (\d+):", line)
+        if m and int(m.group(1)) in zebra:
+            continue
+        if re.search(r"No such command|Unknown command|error|Error|\[EC \d+\]|%", line):
+            errors.append(line)
+    return errors
+
+
+def test_there_are_large_configs():
+    assert sum(text.count("router bgp") for text in CONFIGS.values()) > 300
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_vtysh_dryrun_accepts(name, tmp_path):
+    _need_frr()
+    path = tmp_path / (name + "-frr.conf")
+    path.write_text(CONFIGS[name])
+    out = subprocess.run([VTYSH, "--dryrun", "-f", str(path)], capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 0 and not out.stdout.strip() and "Unknown" not in out.stderr, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_bgpd_check_accepts(name):
+    _need_frr()
+    with readable_file(name, CONFIGS[name]) as path:
+        assert bgpd_errors(path, CONFIGS[name]) == []
+
+
+def test_the_checks_catch_a_bad_config(tmp_path):
+    _need_frr()
+    text = CONFIGS["example-leaf-r1a-nvue"].replace("  advertise-all-vni", "  advertise-every-vni")
+    with readable_file("bad", text) as path:
+        out = subprocess.run([VTYSH, "--dryrun", "-f", path], capture_output=True, text=True, timeout=60, check=False)
+        assert out.returncode != 0
+        assert bgpd_errors(path, text)

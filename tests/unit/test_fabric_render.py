@@ -1,0 +1,142 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Golden files, round trips and per-tenant line changes of the fabric renderers.
+
+Regenerate the golden files after a reviewed change:
+    GPUCLOUD_UPDATE_GOLDEN=1 pytest tests/unit/test_fabric_render.py
+then review `git diff tests/unit/golden/fabric`.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import os
+
+import pytest
+
+from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric
+
+from .fabric_helpers import GOLDEN, example_model, file_name
+
+UPDATE = os.environ.get("GPUCLOUD_UPDATE_GOLDEN") == "1"
+MODEL = example_model()
+UNDERLAY = MODEL["fabric"]["underlay"]
+SWITCHES = {s["name"]: s for s in MODEL["fabric"]["switches"]}
+# The example has no EOS leaf: leaf-r1a is also rendered as each other platform.
+CROSS = [("leaf-r1a", "eos"), ("leaf-r1a", "sonic"), ("leaf-r2a", "nvue")]
+
+
+def _cases():
+    for name, switch in SWITCHES.items():
+        yield name, switch
+    for name, platform in CROSS:
+        yield "%s-as-%s" % (name, platform), dict(SWITCHES[name], platform=platform)
+
+
+CASES = dict(_cases())
+FILES = [(case, ext) for case, sw in CASES.items() for ext in _fabric.render_files(sw, UNDERLAY)]
+
+
+@pytest.mark.parametrize(("case", "ext"), FILES, ids=["%s:%s" % f for f in FILES])
+def test_golden(case, ext):
+    text = _fabric.render_files(CASES[case], UNDERLAY)[ext]
+    path = os.path.join(GOLDEN, file_name(case, ext))
+    if UPDATE:
+        os.makedirs(GOLDEN, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    assert os.path.exists(path), "no golden file %s; run with GPUCLOUD_UPDATE_GOLDEN=1 and review it" % path
+    with open(path, encoding="utf-8") as fh:
+        golden = fh.read()
+    if text != golden:
+        diff = "".join(difflib.unified_diff(golden.splitlines(True), text.splitlines(True), path, "rendered"))
+        pytest.fail("rendered %s differs from its golden file:\n%s" % (ext, diff))
+
+
+def test_no_stray_golden_files():
+    expected = {file_name(case, ext) for case, ext in FILES}
+    assert set(os.listdir(GOLDEN)) == expected
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_parse_of_rendered_is_the_model(case):
+    switch = CASES[case]
+    files = _fabric.render_files(switch, UNDERLAY)
+    platform = switch["platform"]
+    for ext, text in files.items():
+        if ext == "frr.conf":
+            from ansible_collections.gpucloud.baremetal.plugins.module_utils import _render_frr
+
+            assert _render_frr.parse(text) == _render_frr.expected(switch, _fabric.desired(switch))
+        else:
+            assert ext.startswith(platform)
+            assert _fabric.parse_native(platform, text) == _fabric.desired(switch)
+
+
+def test_model_tenants_in_neutral_shape():
+    leaf = SWITCHES["leaf-r2a"]
+    want = _fabric.desired(leaf)
+    assert [t["name"] for t in want] == ["beta", "cobalt"]
+    assert want[1] == {
+        "name": "cobalt", "vlan": 103, "vni": 10103, "vrf": "cobalt", "l3vni": 50103,
+        "gateway": "10.103.0.1/24", "subnet": "10.103.0.0/24", "ports": [{"port": "Ethernet0", "mode": "access"}],
+    }
+    assert _fabric.desired(SWITCHES["spine1"]) == []
+
+
+def _with_tenant(switch, extra):
+    s = copy.deepcopy(switch)
+    s["tenants"] = sorted([*s["tenants"], extra], key=lambda t: t["vlan"])
+    return s
+
+
+EXTRA = {
+    "name": "delta", "isolation": "private", "vlan": 150, "vni": 10150, "vrf": "delta", "l3vni": 50150,
+    "subnet": "10.150.0.0/24", "gateway": "10.150.0.1/24", "ports": [],
+}
+
+
+@pytest.mark.parametrize(("case", "port"), [
+    ("leaf-r1a", "swp9"), ("leaf-r2a", "Ethernet40"), ("leaf-r1a-as-eos", "Ethernet9"),
+])
+def test_a_tenant_added_changes_exactly_its_lines(case, port):
+    base = CASES[case]
+    extra = dict(EXTRA, ports=[{"port": port, "node": "gpu-x", "mode": "access"}])
+    grown = _with_tenant(base, extra)
+    for ext, before in _fabric.render_files(base, UNDERLAY).items():
+        after = _fabric.render_files(grown, UNDERLAY)[ext]
+        sm = difflib.SequenceMatcher(a=before.splitlines(), b=after.splitlines(), autojunk=False)
+        removed = [line for tag, i1, i2, unused, unused in sm.get_opcodes() if tag in ("replace", "delete")
+                   for line in before.splitlines()[i1:i2]]
+        added = [line for tag, unused, unused, j1, j2 in sm.get_opcodes() if tag in ("replace", "insert")
+                 for line in after.splitlines()[j1:j2]]
+        assert removed == [], (ext, removed)
+        assert added, ext
+        if ext in ("nvue.nv", "eos.cfg", "frr.conf"):
+            # Line formats: every added line is a line of the new tenant's own config.
+            alone = dict(copy.deepcopy(base), tenants=[extra])
+            own = _fabric.render_files(alone, UNDERLAY)[ext].splitlines()
+            assert [line for line in added if line not in own] == [], ext
+        # Structured formats (and all): parsed, the file holds exactly one more tenant.
+        platform = "frr" if ext == "frr.conf" else base["platform"]
+        if platform != "frr":
+            have = _fabric.parse_native(platform, after)
+            assert have == _fabric.desired(grown)
+            assert [t for t in have if t["name"] != "delta"] == _fabric.desired(base)
+        # Removing it again gives back exactly the original file.
+        assert _fabric.render_files(base, UNDERLAY)[ext] == before
+
+
+@pytest.mark.parametrize("case", ["leaf-r1a", "leaf-r2a", "leaf-r1a-as-eos"])
+def test_a_tenant_removed_removes_only_its_lines(case):
+    base = CASES[case]
+    shrunk = copy.deepcopy(base)
+    gone = shrunk["tenants"].pop(0)
+    before = _fabric.render_files(base, UNDERLAY)
+    after = _fabric.render_files(shrunk, UNDERLAY)
+    for ext in before:
+        b, a = before[ext].splitlines(), after[ext].splitlines()
+        sm = difflib.SequenceMatcher(a=b, b=a, autojunk=False)
+        assert all(tag == "delete" or tag == "equal" for tag, *unused in sm.get_opcodes()), ext
+        removed = [line for tag, i1, i2, unused, unused in sm.get_opcodes() if tag == "delete" for line in b[i1:i2]]
+        assert any(str(gone["vlan"]) in line or gone["vrf"] in line for line in removed), ext
