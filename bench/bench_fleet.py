@@ -32,7 +32,7 @@ Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 def best_of(fn, repeat: int = 3) -> float:
     times = []
-    for _ in range(repeat):
+    for _attempt in range(repeat):
         gc.collect()
         start = time.perf_counter()
         fn()
@@ -47,7 +47,7 @@ def measure(nodes: int, tenants: int, switches: int) -> dict:
     validate_s = best_of(lambda: load_fleet(data))
     tracemalloc.start()
     load_fleet(yaml.load(text, Loader=Loader))
-    _, peak = tracemalloc.get_traced_memory()
+    peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     return {"nodes": nodes, "tenants": tenants, "switches": switches, "parse": parse_s,
             "validate": validate_s, "total": parse_s + validate_s, "peak_mib": peak / 2**20,

@@ -26,7 +26,7 @@ ENV = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PATH=BI
 
 
 def run(*args: str, cwd: str = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(args, cwd=cwd, env=env or ENV, capture_output=True, text=True, timeout=300)
+    return subprocess.run(args, cwd=cwd, env=env or ENV, capture_output=True, text=True, timeout=300, check=False)
 
 
 def plain(value):
@@ -162,3 +162,17 @@ def test_built_collection_installs_and_works(tmp_path):
 def test_playbooks_parse(playbook):
     proc = run("ansible-playbook", "--syntax-check", "-i", EXAMPLE, os.path.join("playbooks", playbook))
     assert proc.returncode == 0, proc.stderr
+
+
+def test_plan_touches_nothing_and_is_idempotent(tmp_path):
+    """plan.yml renders every layer into a folder; a second plan of the same fleet changes nothing."""
+    plan_dir = tmp_path / "plan"
+    playbook = os.path.join(ROOT, "playbooks", "plan.yml")
+    first = runner(tmp_path, playbook, EXAMPLE, extravars={"plan_output_dir": str(plan_dir)})
+    assert first.rc == 0, first.stdout.read()
+    assert sum(first.stats["changed"].values()) > 0
+    rendered = sorted(p.name for p in (plan_dir / "fabric").iterdir())
+    assert "leaf-r1a-frr.conf" in rendered and any(n.startswith("leaf-r2a") for n in rendered)
+    second = runner(tmp_path, playbook, EXAMPLE, extravars={"plan_output_dir": str(plan_dir)})
+    assert second.rc == 0
+    assert second.stats["changed"] == {}, second.stats
