@@ -20,6 +20,7 @@ cannot store: the node behind a port and the tenant's isolation.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from typing import Any
@@ -37,6 +38,10 @@ TENANT_KEYS = ("name", "vlan", "vni", "vrf", "l3vni", "gateway", "subnet", "port
 _PORT = re.compile(r"^[A-Za-z][A-Za-z0-9/._:-]*$")
 _NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _VRF = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,14}$")
+_NO_PORTS: tuple = ()
+# A tenant is on many switches: its neutral fields (without ports) by its fleet fields.
+_NEUTRAL: dict[tuple, dict] = {}
+_NEUTRAL_MAX = 65536
 
 
 class FabricError(Exception):
@@ -65,12 +70,18 @@ def owner(text: str | None) -> str | None:
     return name if _NAME.match(name) else None
 
 
+@functools.lru_cache(maxsize=65536)
 def port_key(port: str) -> tuple:
+    """Natural sort key of a port (or config line): ``swp2`` before ``swp10``."""
     return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", port))
 
 
-def neutral_tenant(t: dict) -> dict:
-    """One tenant of ``gpucloud_switch.tenants`` in the neutral shape."""
+def neutral_tenant(t: dict, ports: list[dict] | None = None) -> dict:
+    """One tenant of ``gpucloud_switch.tenants`` in the neutral shape.
+
+    ``ports``: its ports already in the neutral shape (``normalise`` shares one list between
+    the tenants whose ports are the same, as the fleet shares a leaf's trunk ports).
+    """
     gateway = str(t["gateway"])
     return {
         "name": str(t["name"]),
@@ -80,11 +91,15 @@ def neutral_tenant(t: dict) -> dict:
         "l3vni": int(t["l3vni"]),
         "gateway": gateway,
         "subnet": t.get("subnet") or (subnet_of(gateway) if gateway else ""),
-        "ports": sorted(
-            ({"port": str(p["port"]), "mode": str(p.get("mode", "access"))} for p in t.get("ports") or []),
-            key=lambda p: port_key(p["port"]),
-        ),
+        "ports": neutral_ports(t.get("ports") or ()) if ports is None else ports,
     }
+
+
+def neutral_ports(ports: Any) -> list[dict]:
+    return sorted(
+        ({"port": str(p["port"]), "mode": str(p.get("mode", "access"))} for p in ports),
+        key=lambda p: port_key(p["port"]),
+    )
 
 
 def subnet_of(gateway: str) -> str:
@@ -92,8 +107,76 @@ def subnet_of(gateway: str) -> str:
 
 
 def normalise(tenants: list[dict]) -> list[dict]:
-    """Sorted by VLAN, ports sorted: the canonical order every renderer and diff uses."""
-    return sorted((neutral_tenant(t) for t in tenants), key=lambda t: (t["vlan"], t["name"]))
+    """Sorted by VLAN, ports sorted: the canonical order every renderer and diff uses.
+
+    Tenants with the same ports (on a leaf, every shared tenant has the leaf's trunk ports)
+    get one and the same ``ports`` list: it is sorted once, and the renderers build the text of
+    a ports list once (see ``port_groups``). Treat ``ports`` as read-only.
+    """
+    by_id: dict[int, list[dict]] = {}
+    by_content: dict[tuple, list[dict]] = {}
+    out = []
+    for t in tenants:
+        raw = t.get("ports") or _NO_PORTS
+        ports = by_id.get(id(raw))
+        if ports is None:
+            key = tuple((str(p["port"]), str(p.get("mode", "access"))) for p in raw)
+            ports = by_content.get(key)
+            if ports is None:
+                ports = by_content[key] = neutral_ports(raw)
+            by_id[id(raw)] = ports
+        try:
+            key = (t["name"], t["vlan"], t["vni"], t["vrf"], t["l3vni"], t["gateway"], t.get("subnet"))
+            scalars = _NEUTRAL.get(key)
+        except TypeError:  # unhashable values: not cached
+            key, scalars = None, None
+        if scalars is None:
+            scalars = neutral_tenant(t, _NO_PORTS)
+            if key is not None:
+                if len(_NEUTRAL) >= _NEUTRAL_MAX:
+                    _NEUTRAL.clear()
+                _NEUTRAL[key] = scalars
+        out.append(dict(scalars, ports=ports))
+    out.sort(key=lambda t: (t["vlan"], t["name"]))
+    return out
+
+
+class PortGroup:
+    """Tenants of a switch that share one ``ports`` list: its ports, their VLANs (tenant order)."""
+
+    __slots__ = ("first", "ports", "text", "vlans")
+
+    def __init__(self, ports: list[dict], first: int) -> None:
+        self.ports = ports
+        self.vlans: list[int] = []
+        self.first = first
+        self.text: dict[str, Any] = {}
+
+
+def port_groups(tenants: list[dict]) -> tuple[dict[int, PortGroup], bool]:
+    """Tenants (neutral shape, canonical order) grouped by ``ports`` list (by identity).
+
+    Returns the groups by ``id(ports)`` and whether each port name is in exactly one list,
+    once: then a port's config is that of its one group, which the renderers build once.
+    """
+    groups: dict[int, PortGroup] = {}
+    for i, t in enumerate(tenants):
+        g = groups.get(id(t["ports"]))
+        if g is None:
+            g = groups[id(t["ports"])] = PortGroup(t["ports"], i)
+        g.vlans.append(t["vlan"])
+    names: set[str] = set()
+    total = 0
+    for g in groups.values():
+        total += len(g.ports)
+        names.update(p["port"] for p in g.ports)
+    return groups, total == len(names)
+
+
+def distinct(tenants: list[dict], *keys: str) -> bool:
+    """No two tenants share a value of any of ``keys`` (validated input always holds)."""
+    n = len(tenants)
+    return all(len({t[k] for t in tenants}) == n for k in keys)
 
 
 def options_with_defaults(options: dict | None) -> dict:
@@ -137,57 +220,96 @@ def check_switch(switch: Any, underlay: Any, options: dict | None = None) -> lis
 
 
 def _check_tenants(switch: str, platform: str, tenants: list, opts: dict) -> list[str]:
+    if _all_good(platform, tenants, opts):
+        return []
+    return _tenant_list_problems(switch, platform, tenants, opts)
+
+
+def _all_good(platform: str, tenants: Any, opts: dict) -> bool:
+    """A quick look that finds no problem in valid tenants (the fleet's); else the full check runs.
+
+    A tenant is on many switches: its own fields are checked once (cached); uniqueness with
+    sets; a port list shared by many tenants once.
+    """
+    try:
+        if not isinstance(tenants, list) or not all(isinstance(t, dict) for t in tenants):
+            return False
+        for t in tenants:
+            if _tenant_problems(t["name"], t["vlan"], t["vni"], t["vrf"], t["l3vni"], t["gateway"], platform):
+                return False
+        n = len(tenants)
+        for key in ("name", "vlan", "vni", "vrf", "l3vni"):
+            if len({t[key] for t in tenants}) != n:
+                return False
+        vlans = {t["vlan"] for t in tenants}
+        if {t["vni"] for t in tenants} & {t["l3vni"] for t in tenants}:
+            return False
+        if platform == "sonic":
+            l3vlans = {v + opts["l3vni_vlan_offset"] for v in vlans}
+            if l3vlans & vlans or not all(1 <= v <= 4094 for v in l3vlans):
+                return False
+        lists = {id(t.get("ports") or _NO_PORTS): t.get("ports") or _NO_PORTS for t in tenants}
+        for ports in lists.values():
+            for p in ports:
+                if not isinstance(p, dict) or not isinstance(p.get("port"), str) or not _PORT.match(p["port"]):
+                    return False
+                if p.get("mode", "access") not in ("access", "trunk"):
+                    return False
+    except (KeyError, TypeError, AttributeError):
+        return False
+    return not _check_ports("", tenants)
+
+
+def _tenant_list_problems(switch: str, platform: str, tenants: list, opts: dict) -> list[str]:
     problems: list[str] = []
-    seen: dict[tuple[str, Any], str] = {}
-    l2vnis: dict[int, str] = {}
-    vlans: dict[int, str] = {}
+    seen: dict[str, dict[Any, int]] = {key: {} for key in ("name", "vlan", "vni", "vrf", "l3vni")}
+    l2vnis: dict[int, int] = {}  # VNI -> index of its tenant
+    vlans: dict[int, int] = {}
+    good_ports: set[int] = set()  # ids of port lists without problems (tenants is alive meanwhile)
+
+    def where(i: int) -> str:
+        return "%s.tenants[%d] (%s)" % (switch, i, tenants[i]["name"])
+
     for i, t in enumerate(tenants):
-        path = "%s.tenants[%d]" % (switch, i)
         if not isinstance(t, dict):
-            problems.append("%s: must be a mapping" % path)
+            problems.append("%s.tenants[%d]: must be a mapping" % (switch, i))
             continue
         missing = [k for k in ("name", "vlan", "vni", "vrf", "l3vni", "gateway") if k not in t]
         if missing:
-            problems.append("%s: missing %s" % (path, ", ".join(missing)))
+            problems.append("%s.tenants[%d]: missing %s" % (switch, i, ", ".join(missing)))
             continue
-        path = "%s.tenants[%d] (%s)" % (switch, i, t["name"])
-        if not isinstance(t["name"], str) or not _NAME.match(t["name"]):
-            problems.append("%s.name: %r is not a DNS-1123 label" % (path, t["name"]))
-        for key, lo, hi in (("vlan", 1, 4094), ("vni", 1, 16777214), ("l3vni", 1, 16777214)):
-            if not isinstance(t[key], int) or isinstance(t[key], bool) or not lo <= t[key] <= hi:
-                problems.append("%s.%s: %r is outside %d..%d" % (path, key, t[key], lo, hi))
-        if not isinstance(t["vrf"], str) or not _VRF.match(t["vrf"]):
-            problems.append("%s.vrf: %r is not a VRF name (letter first, at most 15 characters)" % (path, t["vrf"]))
-        elif platform == "sonic" and len("Vrf-" + t["vrf"]) > 15:
-            problems.append(
-                "%s.vrf: SONiC names VRFs 'Vrf-<name>' with at most 15 characters; %r is too long (at most 11)"
-                % (path, t["vrf"])
-            )
+        fields = (t["name"], t["vlan"], t["vni"], t["vrf"], t["l3vni"], t["gateway"], platform)
         try:
-            iface = ipaddress.IPv4Interface(str(t["gateway"]))
-            if iface.network.prefixlen > 30 or iface.ip in (
-                iface.network.network_address,
-                iface.network.broadcast_address,
-            ):
-                problems.append("%s.gateway: %s is not a usable host address of its subnet" % (path, t["gateway"]))
-        except ValueError:
-            problems.append("%s.gateway: %r is not an IPv4 address with prefix (a.b.c.d/len)" % (path, t["gateway"]))
-        for key in ("name", "vlan", "vni", "vrf", "l3vni"):
-            first = seen.get((key, t[key]))
-            if first is not None:
-                problems.append("%s.%s: %s is already used by %s on this switch" % (path, key, t[key], first))
-            else:
-                seen[(key, t[key])] = path
+            own = _tenant_problems(*fields)
+        except TypeError:  # unhashable values: check without the cache
+            own = _tenant_problems.__wrapped__(*fields)
+        if own:
+            path = where(i)
+            problems.extend(path + problem for problem in own)
+        for key, values in seen.items():
+            try:
+                first = values.setdefault(t[key], i)
+            except TypeError:
+                continue  # an unhashable value, already reported as invalid
+            if first != i:
+                problems.append(
+                    "%s.%s: %s is already used by %s on this switch" % (where(i), key, t[key], where(first))
+                )
         if isinstance(t["vni"], int):
-            l2vnis[t["vni"]] = path
+            l2vnis[t["vni"]] = i
         if isinstance(t["vlan"], int):
-            vlans[t["vlan"]] = path
-        for j, p in enumerate(t.get("ports") or []):
-            ppath = "%s.ports[%d]" % (path, j)
+            vlans[t["vlan"]] = i
+        ports = t.get("ports") or _NO_PORTS
+        if id(ports) in good_ports:
+            continue  # the same list (a leaf's trunk ports) was checked for an earlier tenant
+        count = len(problems)
+        for j, p in enumerate(ports):
             if not isinstance(p, dict) or not isinstance(p.get("port"), str) or not _PORT.match(p["port"]):
-                problems.append("%s: needs a port name" % ppath)
+                problems.append("%s.ports[%d]: needs a port name" % (where(i), j))
             elif p.get("mode", "access") not in ("access", "trunk"):
-                problems.append("%s.mode: %r is not access or trunk" % (ppath, p.get("mode")))
+                problems.append("%s.ports[%d].mode: %r is not access or trunk" % (where(i), j, p.get("mode")))
+        if len(problems) == count and isinstance(ports, (list, tuple)):
+            good_ports.add(id(ports))
     problems.extend(_check_ports(switch, tenants))
     for i, t in enumerate(tenants):
         if not isinstance(t, dict) or not isinstance(t.get("l3vni"), int):
@@ -195,20 +317,21 @@ def _check_tenants(switch: str, platform: str, tenants: list, opts: dict) -> lis
         if t["l3vni"] in l2vnis:
             problems.append(
                 "%s.tenants[%d] (%s).l3vni: %d equals the L2 VNI of %s; an L3 VNI may not equal any L2 VNI"
-                % (switch, i, t.get("name"), t["l3vni"], l2vnis[t["l3vni"]])
+                % (switch, i, t.get("name"), t["l3vni"], where(l2vnis[t["l3vni"]]))
             )
         if platform == "sonic" and isinstance(t.get("vlan"), int):
             l3vlan = t["vlan"] + opts["l3vni_vlan_offset"]
-            where = "%s.tenants[%d] (%s)" % (switch, i, t.get("name"))
+            bad = l3vlan in vlans or not 1 <= l3vlan <= 4094
+            here = "%s.tenants[%d] (%s)" % (switch, i, t.get("name")) if bad else ""
             if not 1 <= l3vlan <= 4094:
                 problems.append(
                     "%s: the L3 VNI VLAN %d (vlan + l3vni_vlan_offset %d) is outside 1..4094"
-                    % (where, l3vlan, opts["l3vni_vlan_offset"])
+                    % (here, l3vlan, opts["l3vni_vlan_offset"])
                 )
             elif l3vlan in vlans:
                 problems.append(
                     "%s: the L3 VNI VLAN %d (vlan + l3vni_vlan_offset %d) is the VLAN of %s; choose another offset"
-                    % (where, l3vlan, opts["l3vni_vlan_offset"], vlans[l3vlan])
+                    % (here, l3vlan, opts["l3vni_vlan_offset"], where(vlans[l3vlan]))
                 )
     return problems
 
@@ -217,10 +340,15 @@ def _check_ports(switch: str, tenants: list) -> list[str]:
     problems: list[str] = []
     access: dict[str, str] = {}
     modes: dict[str, str] = {}
+    trunk_only: set[int] = set()  # ids of all-trunk lists seen without a problem: seen again, none
     for t in tenants:
         if not isinstance(t, dict):
             continue
-        for p in t.get("ports") or []:
+        ports = t.get("ports") or _NO_PORTS
+        if id(ports) in trunk_only:
+            continue
+        count = len(problems)
+        for p in ports:
             if not isinstance(p, dict) or not isinstance(p.get("port"), str):
                 continue
             port, mode = p["port"], p.get("mode", "access")
@@ -232,7 +360,47 @@ def _check_ports(switch: str, tenants: list) -> list[str]:
                         "%s: port %s is the access port of both %s and %s" % (switch, port, access[port], t.get("name"))
                     )
                 access[port] = t.get("name")
+        if (
+            len(problems) == count
+            and isinstance(ports, (list, tuple))
+            and all(isinstance(p, dict) and p.get("mode", "access") == "trunk" for p in ports)
+        ):
+            trunk_only.add(id(ports))
     return problems
+
+
+@functools.lru_cache(maxsize=65536, typed=True)
+def _tenant_problems(name: Any, vlan: Any, vni: Any, vrf: Any, l3vni: Any, gateway: Any, platform: str) -> tuple:
+    """What is wrong with one tenant's own fields (each problem after its path), cached: a
+    tenant is on many switches."""
+    problems = []
+    if not isinstance(name, str) or not _NAME.match(name):
+        problems.append(".name: %r is not a DNS-1123 label" % (name,))
+    for key, value, lo, hi in (("vlan", vlan, 1, 4094), ("vni", vni, 1, 16777214), ("l3vni", l3vni, 1, 16777214)):
+        if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+            problems.append(".%s: %r is outside %d..%d" % (key, value, lo, hi))
+    if not isinstance(vrf, str) or not _VRF.match(vrf):
+        problems.append(".vrf: %r is not a VRF name (letter first, at most 15 characters)" % (vrf,))
+    elif platform == "sonic" and len("Vrf-" + vrf) > 15:
+        problems.append(
+            ".vrf: SONiC names VRFs 'Vrf-<name>' with at most 15 characters; %r is too long (at most 11)" % (vrf,)
+        )
+    gateway_problem = _gateway_problem(str(gateway))
+    if gateway_problem:
+        problems.append(".gateway: " + gateway_problem % (gateway,))
+    return tuple(problems)
+
+
+@functools.lru_cache(maxsize=65536)
+def _gateway_problem(gateway: str) -> str | None:
+    """What is wrong with a tenant gateway (a format with one ``%s``/``%r``), or None."""
+    try:
+        iface = ipaddress.IPv4Interface(gateway)
+    except ValueError:
+        return "%r is not an IPv4 address with prefix (a.b.c.d/len)"
+    if iface.network.prefixlen > 30 or iface.ip in (iface.network.network_address, iface.network.broadcast_address):
+        return "%s is not a usable host address of its subnet"
+    return None
 
 
 def validate(switch: Any, underlay: Any, options: dict | None = None) -> None:

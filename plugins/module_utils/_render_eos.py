@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._fabric import marker, normalise, owner, pairs, port_key
+from ._fabric import distinct, marker, normalise, owner, pairs, port_groups, port_key
 
 INDENT = "   "
 Item = tuple[str, ...]
@@ -128,8 +128,74 @@ def render_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -
     head = "! gpucloud.baremetal: tenant networks of %s (EOS); generated, do not edit\n" % switch["name"]
     if switch.get("role") != "leaf":
         head += "! %s is a %s: spines carry no tenant networks\n" % (switch["name"], switch.get("role"))
-    lines = render(switch, tenants, underlay, opts)
-    return {"eos.cfg": head + "".join(line + "\n" for line in lines)}
+    if not tenants:
+        return {"eos.cfg": head}
+    groups, unique = port_groups(tenants)
+    vlans = [t["vlan"] for t in tenants]
+    if (
+        not unique
+        or vlans != sorted(vlans)  # blocks are emitted in tenant order where EOS sorts them by VLAN
+        or not distinct(tenants, "vlan", "vrf")
+        or any(_rank("interface " + p["port"])[0] != 4 for g in groups.values() for p in g.ports)
+    ):
+        lines = render(switch, tenants, underlay, opts)  # blocks that coincide: let the tree merge them
+        return {"eos.cfg": head + "".join(line + "\n" for line in lines)}
+    return {"eos.cfg": head + _cli_text(switch, tenants, groups, underlay, opts)}
+
+
+_VRF_BGP = (
+    "   vlan %(vlan)d\n      rd auto\n      route-target both %(rt)s\n      redistribute learned\n   !\n"
+    "   vrf %(vrf)s\n      rd auto\n      route-target import evpn %(rt3)s\n"
+    "      route-target export evpn %(rt3)s\n      redistribute connected\n   !\n"
+)
+_SVI = "interface Vlan%(vlan)d\n   description %(marker)s\n   vrf %(vrf)s\n   ip address virtual %(gateway)s\n!\n"
+
+
+def _cli_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, opts: dict) -> str:
+    """``to_text(all_items(...))`` written directly: blocks in ``_rank`` order, a port's block once."""
+    vlans, svis, vxlan, bgp = [], [], [], []
+    vrf_lines = []
+    ports = []
+    for t in tenants:
+        v = {
+            "vlan": t["vlan"],
+            "vrf": t["vrf"],
+            "marker": marker(t["name"]),
+            "gateway": t["gateway"],
+            "rt": rt(opts, t["vni"]),
+            "rt3": rt(opts, t["l3vni"]),
+        }
+        vlans.append("vlan %(vlan)d\n   name %(marker)s\n!\n" % v)
+        svis.append(_SVI % v)
+        vxlan.append("   vxlan vlan %d vni %d\n   vxlan vrf %s vni %d\n" % (t["vlan"], t["vni"], t["vrf"], t["l3vni"]))
+        bgp.append(_VRF_BGP % v)
+        vrf_lines.append(t["vrf"])
+    for g in groups.values():
+        trunk = "   switchport mode trunk\n" + "".join("   switchport trunk allowed vlan add %d\n" % v for v in g.vlans)
+        access = "   switchport access vlan %d\n" % g.vlans[-1] if g.vlans else ""
+        for p in g.ports:
+            line = "interface %s" % p["port"]
+            ports.append((port_key(line), line + "\n" + (access if p["mode"] == "access" else trunk) + "!\n"))
+    # Blocks of one kind are sorted by their natural key (``_rank``); tenants come in VLAN order.
+    # ``vlan N`` and ``interface VlanN`` sort by N: the tenants' order (canonical, distinct VLANs).
+    vrf_sorted = sorted(vrf_lines, key=lambda vrf: port_key("vrf instance " + vrf))
+    routing_sorted = sorted(vrf_lines, key=lambda vrf: port_key("ip routing vrf " + vrf))
+    ports.sort(key=lambda kt: kt[0])
+    return "".join(
+        [
+            "ip virtual-router mac-address %s\n!\n" % underlay["anycast_mac"],
+            *vlans,
+            *("vrf instance %s\n!\n" % vrf for vrf in vrf_sorted),
+            *("ip routing vrf %s\n!\n" % vrf for vrf in routing_sorted),
+            *(text for unused, text in ports),
+            *svis,
+            "interface Vxlan1\n   vxlan source-interface Loopback0\n   vxlan udp-port 4789\n",
+            *vxlan,
+            "!\nrouter bgp %d\n   router-id %s\n" % (switch["asn"], switch["loopback"]),
+            *bgp,
+            "!\n",
+        ]
+    )
 
 
 # --- delta ---------------------------------------------------------------------------

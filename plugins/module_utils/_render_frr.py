@@ -57,29 +57,48 @@ def _bgp_vrf_block(switch: dict, t: dict, opts: dict) -> list[str]:
     ]
 
 
+_VRF_T = "vrf %(vrf)s\n vni %(l3vni)d\nexit-vrf\n!\n"
+_VNI_T = "  vni %(vni)d\n   route-target import %(rt)s\n   route-target export %(rt)s\n  exit-vni\n"
+_BGP_VRF_T = (
+    "router bgp %(asn)d vrf %(vrf)s\n bgp router-id %(loopback)s\n !\n address-family ipv4 unicast\n"
+    "  redistribute connected\n exit-address-family\n !\n address-family l2vpn evpn\n  advertise ipv4 unicast\n"
+    "  route-target import %(rt3)s\n  route-target export %(rt3)s\n exit-address-family\nexit\n!\n"
+)
+
+
 def render(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> str:
+    """The FRR config; the same lines as ``_vrf_block``, ``_vni_block`` and ``_bgp_vrf_block``."""
     head = "! gpucloud.baremetal: tenant routing of %s (FRR, %s); generated, do not edit\n!\n" % (
         switch["name"],
         switch["platform"],
     )
     if not tenants:
         return head
-    lines: list[str] = []
+    vrfs, vnis, bgp_vrfs = [], [], []
+    sw = {"asn": switch["asn"], "loopback": switch["loopback"]}
     for t in tenants:
-        lines += _vrf_block(switch, t)
-    lines += [
-        "router bgp %d" % switch["asn"],
-        " bgp router-id %s" % switch["loopback"],
-        " !",
-        " address-family l2vpn evpn",
-        "  advertise-all-vni",
-    ]
-    for t in tenants:
-        lines += _vni_block(t, opts)
-    lines += [" exit-address-family", "exit", "!"]
-    for t in tenants:
-        lines += _bgp_vrf_block(switch, t, opts)
-    return head + "\n".join(lines) + "\n"
+        v = dict(
+            sw,
+            vrf=frr_vrf(switch, t["vrf"]),
+            l3vni=t["l3vni"],
+            vni=t["vni"],
+            rt=_rt(opts, t["vni"]),
+            rt3=_rt(opts, t["l3vni"]),
+        )
+        vrfs.append(_VRF_T % v)
+        vnis.append(_VNI_T % v)
+        bgp_vrfs.append(_BGP_VRF_T % v)
+    return "".join(
+        [
+            head,
+            *vrfs,
+            "router bgp %(asn)d\n bgp router-id %(loopback)s\n !\n address-family l2vpn evpn\n  advertise-all-vni\n"
+            % sw,
+            *vnis,
+            " exit-address-family\nexit\n!\n",
+            *bgp_vrfs,
+        ]
+    )
 
 
 def render_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> dict[str, str]:

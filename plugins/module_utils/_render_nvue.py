@@ -19,12 +19,13 @@ Anycast gateway: VRR on the SVI (``ip vrr address``/``mac-address``), the VRF's 
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
 from ansible.module_utils.common.yaml import yaml_load
 
-from ._fabric import marker, normalise, owner, pairs, port_key
+from ._fabric import distinct, marker, normalise, owner, pairs, port_groups, port_key
 
 BRIDGE = "br_default"
 Path = tuple[str, ...]
@@ -164,14 +165,167 @@ def _yaml_scalar(value: Any) -> str:
     return "'%s'" % text.replace("'", "''")
 
 
-def render_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> dict[str, str]:
-    """Files: ``nvue.yaml`` (``nv config patch`` file) and ``nvue.nv`` (``nv set`` commands)."""
-    items = all_items(switch, tenants, underlay, opts)
+_yaml_scalar_cached = functools.lru_cache(maxsize=65536, typed=True)(_yaml_scalar)
+
+
+def render_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict, nv: bool = True) -> dict[str, str]:
+    """Files: ``nvue.yaml`` (``nv config patch`` file) and, with ``nv``, ``nvue.nv`` (``nv set``).
+
+    The text is written directly (the same as ``to_yaml(tree(all_items(...)))`` and
+    ``nv_set(all_items(...))``, which stay the reference): a port list shared by many tenants
+    (a leaf's trunk ports) is written once per file, not once per tenant.
+    """
     head = "# gpucloud.baremetal: tenant networks of %s (NVUE); generated, do not edit\n" % switch["name"]
-    body = to_yaml(tree(items), 2)
-    yaml_text = head + ("- set:\n" + body if items else "[]\n")
-    nv_text = head + "".join(line + "\n" for line in nv_set(items))
-    return {"nvue.yaml": yaml_text, "nvue.nv": nv_text}
+    if not tenants:
+        return {"nvue.yaml": head + "[]\n", **({"nvue.nv": head} if nv else {})}
+    groups, unique = port_groups(tenants)
+    svis = {"vlan%d" % t["vlan"] for t in tenants}
+    if (
+        not unique
+        or not distinct(tenants, "vlan", "vni", "vrf")
+        or any(p["port"] in svis for g in groups.values() for p in g.ports)
+    ):
+        return _render_text_items(head, switch, tenants, underlay, opts, nv)  # overlapping trees: merge them
+    out = {"nvue.yaml": head + _yaml_text(switch, tenants, groups, underlay, opts)}
+    if nv:
+        out["nvue.nv"] = head + _nv_text(switch, tenants, groups, underlay, opts)
+    return out
+
+
+def _render_text_items(head: str, switch: dict, tenants: list[dict], underlay: dict, opts: dict, nv: bool) -> dict:
+    items = all_items(switch, tenants, underlay, opts)
+    out = {"nvue.yaml": head + "- set:\n" + to_yaml(tree(items), 2)}
+    if nv:
+        out["nvue.nv"] = head + "".join(line + "\n" for line in nv_set(items))
+    return out
+
+
+_Y_EVPN = "        %(vni)s:\n          route-target:\n            both:\n              %(rt)s: {}\n"
+_Y_BRIDGE = "            %(vlan)s:\n              vni:\n                %(vni)s: {}\n"
+_Y_SVI = (
+    "      %(svi)s:\n        type: svi\n        vlan: %(vlan_int)s\n        description: %(marker)s\n"
+    "        ip:\n          vrf: %(vrf)s\n          vrr:\n            enable: 'on'\n            address:\n"
+    "              %(gateway)s: {}\n            mac-address: %(mac)s\n"
+)
+_Y_VRF = (
+    "      %(vrf)s:\n        evpn:\n          enable: 'on'\n          vni:\n            %(l3vni)s: {}\n"
+    "        router:\n          bgp:\n            enable: 'on'\n            autonomous-system: %(asn)s\n"
+    "            router-id: %(loopback)s\n            address-family:\n              ipv4-unicast:\n"
+    "                enable: 'on'\n                redistribute:\n                  connected:\n"
+    "                    enable: 'on'\n                route-export:\n                  to-evpn:\n"
+    "                    enable: 'on'\n                    route-target:\n                      %(rt3)s: {}\n"
+    "                route-import:\n                  from-evpn:\n                    route-target:\n"
+    "                      %(rt3)s: {}\n"
+)
+_Y_PORT = "      %s:\n        bridge:\n          domain:\n            br_default:\n"
+
+
+def _yaml_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, opts: dict) -> str:
+    q = _yaml_scalar_cached
+    sw = {"asn": q(switch["asn"]), "loopback": q(switch["loopback"]), "mac": q(underlay["anycast_mac"])}
+    evpn, bridge, iface, vrfs = [], [], [], []
+    for i, t in enumerate(tenants):
+        v = dict(
+            sw,
+            vni="'%d'" % t["vni"],  # digits, a key: always quoted, as _yaml_scalar does
+            rt=q(rt(opts, t["vni"])),
+            vlan="'%d'" % t["vlan"],
+            vlan_int=t["vlan"],
+            svi="vlan%d" % t["vlan"],
+            marker=q(marker(t["name"])),
+            vrf=q(t["vrf"]),
+            gateway=q(t["gateway"]),
+            l3vni="'%d'" % t["l3vni"],
+            rt3=q(rt(opts, t["l3vni"])),
+        )
+        evpn.append(_Y_EVPN % v)
+        bridge.append(_Y_BRIDGE % v)
+        vrfs.append(_Y_VRF % v)
+        iface.append(_Y_SVI % v)
+        g = groups[id(t["ports"])]
+        if g.first == i:  # the group's ports appear with its first tenant (each port is in one group)
+            iface.append(_yaml_ports(g))
+    return "".join(
+        [
+            "- set:\n    nve:\n      vxlan:\n        enable: 'on'\n        source:\n          address: %(loopback)s\n"
+            "    evpn:\n      enable: 'on'\n      vni:\n" % sw,
+            *evpn,
+            "    router:\n      bgp:\n        enable: 'on'\n        autonomous-system: %(asn)s\n"
+            "        router-id: %(loopback)s\n    bridge:\n      domain:\n        br_default:\n          vlan:\n" % sw,
+            *bridge,
+            "    interface:\n",
+            *iface,
+            "    vrf:\n",
+            *vrfs,
+        ]
+    )
+
+
+def _yaml_ports(g: Any) -> str:
+    """The ``interface`` entries of a group's ports: access VLAN (the last tenant's) or trunk VLANs."""
+    trunk = "              vlan:\n" + "".join("                '%d': {}\n" % v for v in g.vlans)
+    access = "              access: %d\n" % g.vlans[-1]
+    return "".join((_Y_PORT % _yaml_scalar(p["port"])) + (access if p["mode"] == "access" else trunk) for p in g.ports)
+
+
+def _nv_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, opts: dict) -> str:
+    w = _word
+    asn, loopback = w(switch["asn"]), w(switch["loopback"])
+    lines = [
+        "nv set nve vxlan enable on\nnv set nve vxlan source address %s\nnv set evpn enable on\n"
+        "nv set router bgp enable on\nnv set router bgp autonomous-system %s\nnv set router bgp router-id %s\n"
+        % (loopback, asn, loopback)
+    ]
+    mac = w(underlay["anycast_mac"])
+    for t in tenants:
+        vrf, svi = t["vrf"], "vlan%d" % t["vlan"]
+        bgp = "nv set vrf %s router bgp " % vrf
+        af = bgp + "address-family ipv4-unicast "
+        rt3 = rt(opts, t["l3vni"])
+        lines.append(
+            "nv set bridge domain br_default vlan %d vni %d\n"
+            "nv set evpn vni %d route-target both %s\n"
+            "nv set interface %s type svi\n"
+            "nv set interface %s vlan %d\n"
+            "nv set interface %s description %s\n"
+            "nv set interface %s ip vrf %s\n"
+            "nv set interface %s ip vrr enable on\n"
+            "nv set interface %s ip vrr address %s\n"
+            "nv set interface %s ip vrr mac-address %s\n"
+            "nv set vrf %s evpn enable on\n"
+            "nv set vrf %s evpn vni %d\n"
+            "%senable on\n%sautonomous-system %s\n%srouter-id %s\n"
+            "%senable on\n%sredistribute connected enable on\n%sroute-export to-evpn enable on\n"
+            "%sroute-export to-evpn route-target %s\n%sroute-import from-evpn route-target %s\n"
+            % (
+                t["vlan"], t["vni"],
+                t["vni"], rt(opts, t["vni"]),
+                svi,
+                svi, t["vlan"],
+                svi, w(marker(t["name"])),
+                svi, w(vrf),
+                svi,
+                svi, t["gateway"],
+                svi, mac,
+                vrf,
+                vrf, t["l3vni"],
+                bgp, bgp, asn, bgp, loopback,
+                af, af, af,
+                af, rt3, af, rt3,
+            )
+        )  # fmt: skip
+        g = groups[id(t["ports"])]
+        text = g.text.get("nv")
+        if text is None:
+            text = g.text["nv"] = "".join(
+                "nv set interface %s bridge domain br_default access \0\n" % p["port"]
+                if p["mode"] == "access"
+                else "nv set interface %s bridge domain br_default vlan \0\n" % p["port"]
+                for p in g.ports
+            )
+        if text:
+            lines.append(text.replace("\0", str(t["vlan"])))
+    return "".join(lines)
 
 
 # --- delta ---------------------------------------------------------------------------

@@ -17,10 +17,11 @@ a tenant VRF ``acme`` is ``Vrf-acme``. Ownership: ``VLAN|VlanN`` carries
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
-from ._fabric import marker, normalise, owner, pairs, port_key
+from ._fabric import distinct, marker, normalise, owner, pairs, port_groups, port_key
 
 VTEP = "vtep"
 NVO = "nvo"
@@ -102,7 +103,84 @@ def render(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> dic
 
 
 def render_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> dict[str, str]:
-    return {"sonic.json": json.dumps(render(switch, tenants, underlay, opts), indent=2) + "\n"}
+    """``sonic.json``: ``json.dumps(render(...), indent=2)``, written directly.
+
+    VLAN_MEMBER is one entry per (VLAN, port); the entries of a port list shared by many tenants
+    (a leaf's trunk ports) are formatted once and only the VLAN is filled in per tenant.
+    """
+    if not tenants:
+        return {"sonic.json": "{}\n"}
+    groups, unique = port_groups(tenants)
+    vlans = {t["vlan"] for t in tenants} | {t["vlan"] + opts["l3vni_vlan_offset"] for t in tenants}
+    if not unique or len(vlans) != 2 * len(tenants) or not distinct(tenants, "vrf"):
+        # keys that coincide: let a dict merge them as config_db would
+        return {"sonic.json": json.dumps(render(switch, tenants, underlay, opts), indent=2) + "\n"}
+    return {"sonic.json": _json_text(switch, tenants, groups, underlay, opts)}
+
+
+_J = functools.lru_cache(maxsize=65536)(json.dumps)
+_J_VLAN = (
+    '    "Vlan%(vlan)d": {\n      "description": %(marker)s,\n      "vlanid": "%(vlan)d"\n    },\n'
+    '    "Vlan%(l3)d": {\n      "description": %(l3marker)s,\n      "vlanid": "%(l3)d"\n    }'
+)
+_J_MAP = (
+    '    "vtep|map_%(vni)d_Vlan%(vlan)d": {\n      "vlan": "Vlan%(vlan)d",\n      "vni": "%(vni)d"\n    },\n'
+    '    "vtep|map_%(l3vni)d_Vlan%(l3)d": {\n      "vlan": "Vlan%(l3)d",\n      "vni": "%(l3vni)d"\n    }'
+)
+_J_VRF = '    %(vrf)s: {\n      "vni": "%(l3vni)d"\n    }'
+_J_IFACE = (
+    '    "Vlan%(vlan)d": {\n      "static_anycast_gateway": "true",\n      "vrf_name": %(vrf)s\n    },\n'
+    "    %(gateway)s: {},\n"
+    '    "Vlan%(l3)d": {\n      "vrf_name": %(vrf)s\n    }'
+)
+
+
+def _json_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, opts: dict) -> str:
+    offset = opts["l3vni_vlan_offset"]
+    vlan_t, member_t, map_t, vrf_t, iface_t = [], [], [], [], []
+    for t in tenants:
+        m = marker(t["name"])
+        v = {
+            "vlan": t["vlan"],
+            "l3": t["vlan"] + offset,
+            "vni": t["vni"],
+            "l3vni": t["l3vni"],
+            "marker": _J(m),
+            "l3marker": _J(m + ":l3vni"),
+            "vrf": _J(vrf_name(t["vrf"])),
+            "gateway": _J("Vlan%d|%s" % (t["vlan"], t["gateway"])),
+        }
+        vlan_t.append(_J_VLAN % v)
+        map_t.append(_J_MAP % v)
+        vrf_t.append(_J_VRF % v)
+        iface_t.append(_J_IFACE % v)
+        if t["ports"]:
+            g = groups[id(t["ports"])]
+            text = g.text.get("json")
+            if text is None:
+                text = g.text["json"] = ",\n".join(
+                    '    %s: {\n      "tagging_mode": "%s"\n    }'
+                    % (
+                        _J("Vlan\0|%s" % p["port"]).replace("\\u0000", "\0"),
+                        "untagged" if p["mode"] == "access" else "tagged",
+                    )
+                    for p in g.ports
+                )
+            member_t.append(text.replace("\0", str(t["vlan"])))
+    tables = [("VLAN", vlan_t), ("VLAN_MEMBER", member_t)]
+    tables += [
+        ("VXLAN_TUNNEL", ['    "%s": {\n      "src_ip": %s\n    }' % (VTEP, _J(switch["loopback"]))]),
+        ("VXLAN_EVPN_NVO", ['    "%s": {\n      "source_vtep": "%s"\n    }' % (NVO, VTEP)]),
+        ("VXLAN_TUNNEL_MAP", map_t),
+        ("VRF", vrf_t),
+        ("SAG", ['    "GLOBAL": {\n      "gateway_mac": %s\n    }' % _J(underlay["anycast_mac"])]),
+        ("VLAN_INTERFACE", iface_t),
+    ]
+    return (
+        "{\n"
+        + ",\n".join('  "%s": {\n%s\n  }' % (table, ",\n".join(entries)) for table, entries in tables if entries)
+        + "\n}\n"
+    )
 
 
 def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict) -> dict:
