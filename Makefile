@@ -4,13 +4,19 @@ VENV := .venv
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: setup lab lab-down test sanity lint ruff unit integration bench build
+.PHONY: setup lab lab-up lab-status lab-down test sanity lint ruff unit integration bench build
 
 setup:  ## Python venv, system packages, collection link (idempotent)
 	@bash tools/setup.sh
 
-lab: setup  ## Start the lab and run the whole rollout (site.yml) against it
-	@bash tools/lab.sh
+lab:  ## Set up, start the lab and run the whole rollout (site.yml) against it
+	@bash lab/quickstart
+
+lab-up: setup  ## Start the lab only
+	@lab/gpucloud-lab up
+
+lab-status:
+	@lab/gpucloud-lab status
 
 lab-down:  ## Stop the lab and remove everything it made
 	@bash lab/gpucloud-lab down

@@ -1,0 +1,3 @@
+# Copyright: (c) 2025, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The embedded lab: a GPU datacenter's control surfaces on one machine."""

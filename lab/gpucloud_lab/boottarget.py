@@ -1,0 +1,67 @@
+# Copyright: (c) 2025, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A "bare-metal" boot target: a QEMU machine (TCG) on a tap in the PXE segment, network-booting with iPXE.
+
+Powered on and off on demand (`gpucloud-lab boot-target on|off`, or `power_on()` from tests);
+its firmware's debug output and serial console go to the lab's log directory.
+"""
+from __future__ import annotations
+
+import sys
+
+from gpucloud_lab import config, net
+from gpucloud_lab.util import daemon_pid, run, start_daemon, stop_unit
+
+UNIT = "boot-target"
+RA_UNIT = "pxe-ra"
+SERIAL_LOG = config.LOG_DIR / "boot-target.serial.log"
+FIRMWARE_LOG = config.LOG_DIR / "boot-target.firmware.log"
+
+
+def ensure_tap() -> None:
+    ns, tap = config.LAB_NETNS, config.BOOT_TARGET_TAP
+    if not net.link_exists(tap, ns):
+        run(["ip", "-n", ns, "tuntap", "add", "dev", tap, "mode", "tap"])
+    run(["ip", "-n", ns, "link", "set", tap, "master", config.BRIDGE, "up"])
+
+
+def qemu_command(memory_mb: int = 512) -> list[str]:
+    return [
+        "ip", "netns", "exec", config.LAB_NETNS,
+        "qemu-system-x86_64", "-machine", "pc,accel=tcg", "-m", str(memory_mb), "-smp", "1",
+        "-nodefaults", "-display", "none", "-vga", "none", "-no-reboot",
+        "-boot", "order=n", "-serial", f"file:{SERIAL_LOG}",
+        "-chardev", f"file,id=fw,path={FIRMWARE_LOG}", "-device", "isa-debugcon,iobase=0x402,chardev=fw",
+        "-netdev", f"tap,id=net0,ifname={config.BOOT_TARGET_TAP},script=no,downscript=no",
+        "-device", f"virtio-net-pci,netdev=net0,mac={config.BOOT_TARGET_MAC}",
+    ]
+
+
+def power_on() -> None:
+    """Start the machine (it network-boots); idempotent."""
+    ensure_ra()
+    if daemon_pid(UNIT):
+        return
+    ensure_tap()
+    config.LOG_DIR.mkdir(parents=True, exist_ok=True)
+    for log in (SERIAL_LOG, FIRMWARE_LOG):
+        log.unlink(missing_ok=True)
+    start_daemon(UNIT, qemu_command())
+
+
+def power_off() -> None:
+    stop_unit(UNIT, timeout=5.0)
+
+
+def ensure_ra() -> None:
+    if not daemon_pid(RA_UNIT):
+        start_daemon(RA_UNIT, ["ip", "netns", "exec", config.LAB_NETNS, sys.executable, "-m", "gpucloud_lab.ra",
+                               config.BRIDGE], env={"PYTHONPATH": str(config.LAB_DIR)})
+
+
+def stop_ra() -> None:
+    stop_unit(RA_UNIT)
+
+
+def state() -> str:
+    return "on" if daemon_pid(UNIT) else "off"

@@ -1,0 +1,77 @@
+# Copyright: (c) 2025, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""`gpucloud-lab up|down|status`."""
+from __future__ import annotations
+
+import argparse
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from gpucloud_lab import boottarget, components, config
+from gpucloud_lab.util import say
+
+
+@contextmanager
+def lab_lock() -> Iterator[None]:
+    """One `up` or `down` at a time."""
+    config.RUN_DIR.mkdir(parents=True, exist_ok=True)
+    with open(config.RUN_DIR / "lock", "w", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def cmd_up(_args: argparse.Namespace) -> int:
+    start = time.monotonic()
+    with lab_lock():
+        for component in components.ALL:
+            component.up()
+    say(f"lab is up ({time.monotonic() - start:.1f}s)")
+    print(components.status_table(), flush=True)
+    return 0
+
+
+def cmd_down(_args: argparse.Namespace) -> int:
+    with lab_lock():
+        for component in reversed(components.ALL):
+            component.down()
+        components.cleanup()
+    say("lab is down")
+    return 0
+
+
+def cmd_status(_args: argparse.Namespace) -> int:
+    print(components.status_table())
+    return 0 if components.all_running() else 3
+
+
+def cmd_boot_target(args: argparse.Namespace) -> int:
+    with lab_lock():
+        if args.power == "on":
+            boottarget.power_on()
+        else:
+            boottarget.power_off()
+    print(f"boot target: {boottarget.state()} (serial log {boottarget.SERIAL_LOG})")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="gpucloud-lab", description=__doc__)
+    sub = top.add_subparsers(dest="command", required=True)
+    sub.add_parser("up", help="start the lab (builds and caches what is missing)").set_defaults(func=cmd_up)
+    sub.add_parser("down", help="stop the lab and remove everything it created").set_defaults(func=cmd_down)
+    sub.add_parser("status", help="print each component, its state and address").set_defaults(func=cmd_status)
+    boot = sub.add_parser("boot-target", help="power the QEMU network-boot target on or off")
+    boot.add_argument("power", choices=("on", "off"))
+    boot.set_defaults(func=cmd_boot_target)
+    return top
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    if os.geteuid() != 0:
+        print("gpucloud-lab: must run as root (network namespaces, mounts, cgroups)")
+        return 2
+    return int(args.func(args))

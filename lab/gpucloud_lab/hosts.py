@@ -1,0 +1,105 @@
+# Copyright: (c) 2025, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Lab hosts: systemd booted by systemd-nspawn on an overlay of the base rootfs."""
+from __future__ import annotations
+
+import shutil
+import uuid
+from pathlib import Path
+
+from gpucloud_lab import config, net
+from gpucloud_lab.config import Host
+from gpucloud_lab.util import daemon_pid, port_open, run, start_daemon, stop_unit, write_file
+
+
+def host_dir(host: Host) -> Path:
+    return config.STATE_DIR / "hosts" / host.name
+
+
+def root_dir(host: Host) -> Path:
+    return host_dir(host) / "root"
+
+
+def unit(host: Host) -> str:
+    return f"host-{host.name}"
+
+
+def is_mounted(path: Path) -> bool:
+    return run(["mountpoint", "-q", str(path)], check=False).returncode == 0
+
+
+def ensure_ssh_key() -> None:
+    if not config.SSH_KEY.exists():
+        config.SSH_KEY.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+        run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "gpucloud-lab", "-f", str(config.SSH_KEY)])
+    config.SSH_KEY.chmod(0o600)
+
+
+def mount_overlay(host: Host, base: Path) -> None:
+    root = root_dir(host)
+    if is_mounted(root):
+        return
+    for sub in ("upper", "work", "root"):
+        (host_dir(host) / sub).mkdir(parents=True, exist_ok=True)
+    options = f"lowerdir={base},upperdir={host_dir(host) / 'upper'},workdir={host_dir(host) / 'work'}"
+    run(["mount", "-t", "overlay", f"gcl-{host.name}", "-o", options, str(root)])
+
+
+def hosts_file() -> str:
+    lines = ["127.0.0.1 localhost", "::1 localhost ip6-localhost ip6-loopback"]
+    lines += [f"{h.ip} {h.name}.{config.DOMAIN} {h.name}" for h in config.HOSTS]
+    lines.append(f"{config.CONTROLLER_IP} controller.{config.DOMAIN} controller")
+    return "\n".join(lines) + "\n"
+
+
+def write_identity(host: Host) -> None:
+    """Per-host identity, written once into the host's overlay."""
+    root = root_dir(host)
+    if (root / "etc" / "machine-id").read_text().strip():
+        return
+    write_file(root / "etc" / "hostname", f"{host.name}\n")
+    write_file(root / "etc" / "hosts", hosts_file())
+    write_file(root / "etc" / "resolv.conf", f"search {config.DOMAIN}\n")
+    run(["ssh-keygen", "-A", "-f", str(root)])
+    pub = config.SSH_KEY.with_suffix(".pub").read_text()
+    ssh_dir = root / "root" / ".ssh"
+    ssh_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    write_file(ssh_dir / "authorized_keys", pub, mode=0o600)
+    write_file(root / "etc" / "machine-id", uuid.uuid4().hex + "\n", mode=0o444)
+
+
+def nspawn_command(host: Host) -> list[str]:
+    return [
+        "systemd-nspawn", "--boot", "--register=no", "--keep-unit", "--quiet",
+        f"--directory={root_dir(host)}", f"--machine={host.name}", f"--hostname={host.name}",
+        f"--network-namespace-path=/run/netns/{host.netns}",
+        "--capability=CAP_NET_ADMIN", "--bind=/dev/net/tun",
+        "--resolv-conf=off", "--timezone=off", "--link-journal=no", "--console=read-only",
+    ]
+
+
+def is_running(host: Host) -> bool:
+    return daemon_pid(unit(host)) is not None
+
+
+def start(host: Host, base: Path) -> None:
+    """Bring one host up to the point where its systemd is booting; idempotent."""
+    if is_running(host):
+        return
+    net.ensure_host_network(host)
+    mount_overlay(host, base)
+    write_identity(host)
+    start_daemon(unit(host), nspawn_command(host))
+
+
+def ssh_ready(host: Host) -> bool:
+    return port_open(host.ip, 22)
+
+
+def stop(host: Host) -> None:
+    """SIGTERM to nspawn (the container powers off), then unmount and forget the host's state."""
+    stop_unit(unit(host), timeout=15.0)
+    root = root_dir(host)
+    if is_mounted(root):
+        run(["umount", str(root)])
+    shutil.rmtree(host_dir(host), ignore_errors=True)

@@ -1,0 +1,123 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""How the integration tests drive the lab: ansible-runner's Python API, results read from its events."""
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import ansible_runner
+
+PLAYBOOKS = Path(__file__).resolve().parent / "playbooks"
+KUBECONFIG = Path("/var/lib/gpucloud-lab/kubeconfig")
+OK_EVENTS = ("runner_on_ok", "runner_item_on_ok")
+
+
+@dataclass
+class PlaybookRun:
+    """What automation sees of a playbook run: status, per-host stats and the events."""
+
+    status: str
+    rc: int
+    stats: dict[str, dict[str, int]]
+    events: list[dict[str, Any]] = field(repr=False)
+
+    def hosts_with(self, stat: str) -> dict[str, int]:
+        return dict(self.stats.get(stat, {}))
+
+    @property
+    def failed_hosts(self) -> set[str]:
+        return set(self.hosts_with("failures")) | set(self.hosts_with("dark"))
+
+    def changed_tasks(self, host: str | None = None) -> list[str]:
+        """Names of the tasks that reported a change (on host, if given), in run order."""
+        names = []
+        for event in self.events:
+            data = event.get("event_data", {})
+            changed = event.get("event") in OK_EVENTS and data.get("res", {}).get("changed")
+            if changed and host in (None, data.get("host")):
+                names.append(data.get("task", ""))
+        return names
+
+    def failed_tasks(self, host: str | None = None) -> list[str]:
+        """Names of the tasks that failed (including ignored failures), in run order."""
+        return [e["event_data"].get("task", "") for e in self.events
+                if e.get("event") == "runner_on_failed" and host in (None, e["event_data"].get("host"))]
+
+    def failures(self) -> list[str]:
+        """'host: task: message' for every failure and unreachable host, for assertion messages."""
+        return [f"{e['event_data'].get('host')}: {e['event_data'].get('task')}: "
+                f"{str(e['event_data'].get('res', {}).get('msg', ''))[:500]}"
+                for e in self.events if e.get("event") in ("runner_on_failed", "runner_on_unreachable")]
+
+    def results(self, task: str) -> dict[str, dict[str, Any]]:
+        """Host -> result of the named task (last one wins)."""
+        found = {}
+        for event in self.events:
+            data = event.get("event_data", {})
+            if data.get("task") == task and event.get("event", "").startswith("runner_on_"):
+                found[data.get("host", "")] = data.get("res", {})
+        return found
+
+
+@dataclass
+class Lab:
+    repo: Path
+
+    @property
+    def inventory(self) -> Path:
+        return self.repo / "inventories" / "lab"
+
+    def playbook(self, playbook: str | Path, extravars: dict[str, Any] | None = None, limit: str | None = None,
+                 check: bool = False) -> PlaybookRun:
+        """Run a playbook against the lab inventory the way automation does (ansible-runner)."""
+        path = Path(playbook)
+        if not path.is_absolute():
+            path = PLAYBOOKS / path if (PLAYBOOKS / path).exists() else self.repo / path
+        with tempfile.TemporaryDirectory(prefix="gpucloud-runner-") as private:
+            result = ansible_runner.run(
+                private_data_dir=private, project_dir=str(self.repo), playbook=str(path),
+                inventory=str(self.inventory), extravars=extravars or {}, limit=limit,
+                cmdline="--check --diff" if check else None, quiet=True,
+                envvars={"ANSIBLE_CONFIG": str(self.repo / "ansible.cfg"), "KUBECONFIG": str(KUBECONFIG),
+                         "ANSIBLE_HOME": str(Path(private) / "ansible-home")},
+            )
+            return PlaybookRun(result.status, result.rc, result.stats or {}, list(result.events))
+
+
+def leftovers() -> list[str]:
+    """Anything of the lab's still present after `down`: namespaces, mounts, cgroups, links, processes."""
+    found = [f"netns {n}" for n in _lines(["ip", "netns", "list"]) if n.startswith("gcl-")]
+    found += [f"mount {m}" for m in _lines(["cat", "/proc/mounts"]) if "gpucloud-lab" in m or " gcl-" in m]
+    found += [f"link {li}" for li in _lines(["ip", "-o", "link", "show"]) if ": gcl" in li]
+    for root in (Path("/sys/fs/cgroup/systemd"), Path("/sys/fs/cgroup/unified")):
+        if (root / "gpucloud-lab").exists():
+            found.append(f"cgroup {root / 'gpucloud-lab'}")
+    found += [f"process {pid} {cmd}" for pid, cmd in _lab_processes()]
+    return found
+
+
+LAB_MARKS = ("/run/netns/gcl-", "netns exec gcl-", "/var/lib/gpucloud-lab", "/run/gpucloud-lab")
+
+
+def _lab_processes() -> list[tuple[int, str]]:
+    """Live (not zombie) processes whose command line points into the lab."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and any(mark in cmd for mark in LAB_MARKS):
+            found.append((int(proc.name), cmd.strip()))
+    return found
+
+
+def _lines(cmd: list[str]) -> list[str]:
+    return subprocess.run(cmd, capture_output=True, text=True, check=False).stdout.splitlines()

@@ -1,0 +1,140 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The lab itself: what every playbook relies on, driven through ansible-runner."""
+from __future__ import annotations
+
+import base64
+import json
+import re
+import ssl
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+from tests.integration.lab import KUBECONFIG, Lab
+
+CHART_REPO = "http://198.51.100.1:8880"
+HOST_ROOTS = Path("/var/lib/gpucloud-lab/hosts")
+K8S_VARS = {"lab_chart_repo": CHART_REPO, "lab_kubeconfig": str(KUBECONFIG)}
+
+
+def test_hosts_look_like_servers(lab: Lab) -> None:
+    run = lab.playbook("lab_smoke.yml")
+    assert run.rc == 0, run.failures()
+    assert set(run.hosts_with("ok")) == {"pxe", "gpu1", "gpu2", "gpu3"}
+    assert not run.failed_hosts
+    assert not run.hosts_with("changed")
+
+
+def test_services_are_managed_with_systemd_and_idempotent(lab: Lab) -> None:
+    try:
+        first = lab.playbook("service.yml")
+        second = lab.playbook("service.yml")
+        assert first.rc == 0 and not first.failed_hosts
+        assert first.changed_tasks("pxe") == ["Set nginx state"]
+        assert second.changed_tasks() == []
+    finally:
+        lab.playbook("service.yml", {"lab_service_state": "stopped", "lab_service_enabled": False})
+
+
+def test_wireguard_go_tunnel_between_hosts(lab: Lab) -> None:
+    run = lab.playbook("wireguard.yml")
+    assert run.rc == 0, run.failures()
+    assert not run.failed_hosts
+    assert "Start wg-quick@labtest" in run.changed_tasks("gpu1")
+
+
+def test_host_cluster_api_with_upstream_crds(lab: Lab) -> None:
+    run = lab.playbook("host_cluster.yml", K8S_VARS)
+    assert run.rc == 0, run.failures()
+    task = "Create a KAI Queue whose GPU quota is a string"
+    assert run.failed_tasks("localhost") == [task]
+    rejected = run.results(task)["localhost"]
+    assert rejected["reason"] == "Unprocessable Entity" and "spec.resources.gpu.quota" in rejected["msg"]
+
+
+def test_gpu_operator_part_of_the_lab_controller(lab: Lab) -> None:
+    try:
+        run = lab.playbook("gpu_operator.yml", K8S_VARS)
+        assert run.rc == 0, run.failures()
+        assert "Install or remove the gpu-operator release" in run.changed_tasks("localhost")
+        assert "Write or remove kubelet.conf" in run.changed_tasks("gpu2")
+        node = _kubectl("get", "node", "gpu2", "-o", "jsonpath={.metadata.labels.nvidia\\.com/gpu\\.product}")
+        assert node == "H100-SXM5-80GB"
+    finally:
+        lab.playbook("gpu_operator.yml", {**K8S_VARS, "lab_state": "absent"})
+
+
+def test_tenant_control_plane_part_of_the_lab_controller(lab: Lab) -> None:
+    run = lab.playbook("vcluster.yml", K8S_VARS)
+    assert run.rc == 0, run.failures()
+    server = _kubectl("-n", "vcluster-labtest", "get", "secret", "vc-labtest", "-o", "jsonpath={.data.config}")
+    assert server
+    gone = lab.playbook("vcluster.yml", {**K8S_VARS, "lab_state": "absent"})
+    assert gone.rc == 0, gone.failures()
+    _wait(lambda: not _units("vc-vcluster-labtest-labtest"), "the tenant control plane to stop")
+
+
+def test_redfish_bmcs_power_the_gpu_nodes(lab: Lab) -> None:
+    lab.playbook("redfish.yml", {"lab_power": "PowerForceOff"})
+    # Like real hardware, the emulator applies power actions after 1-11 s.
+    _wait(lambda: _power_states() == {"Off"}, "the nodes to power off", timeout=20)
+    on = lab.playbook("redfish.yml")
+    assert on.rc == 0, on.failures()
+    assert set(on.hosts_with("changed")) == {"gpu1", "gpu2", "gpu3"}
+    _wait(lambda: _power_states() == {"On"}, "the nodes to power on", timeout=20)
+    again = lab.playbook("redfish.yml")
+    assert not again.hosts_with("changed")
+    off = lab.playbook("redfish.yml", {"lab_power": "PowerForceOff"})
+    assert off.rc == 0 and set(off.hosts_with("changed")) == {"gpu1", "gpu2", "gpu3"}
+
+
+def test_boot_target_network_boots_from_the_pxe_host(lab: Lab) -> None:
+    setup = lab.playbook("pxe_dhcp.yml")
+    assert setup.rc == 0, setup.failures()
+    try:
+        started = time.monotonic()
+        subprocess.run([str(lab.repo / "lab" / "gpucloud-lab"), "boot-target", "on"], check=True)
+        leases = HOST_ROOTS / "pxe" / "root" / "var" / "lib" / "misc" / "dnsmasq.leases"
+        _wait(lambda: leases.exists() and "52:54:00:c6:33:63" in leases.read_text(), "a DHCP lease", timeout=60)
+        assert time.monotonic() - started < 15, "iPXE should reach DHCP in about 5 s with the RA trick"
+        _wait(_tftp_sent, "a TFTP transfer of undionly.kpxe", timeout=60)
+    finally:
+        subprocess.run([str(lab.repo / "lab" / "gpucloud-lab"), "boot-target", "off"], check=True)
+        lab.playbook("pxe_dhcp.yml", {"lab_state": "absent"})
+
+
+def _tftp_sent() -> bool:
+    run = subprocess.run(["ssh", "-i", "/var/lib/gpucloud-lab/ssh/id_ed25519", "-o", "StrictHostKeyChecking=no",
+                          "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "root@198.51.100.10",
+                          "journalctl -u dnsmasq --no-pager"], capture_output=True, text=True, check=False)
+    return re.search(r"sent \S*undionly\.kpxe", run.stdout) is not None
+
+
+def _power_states() -> set[str]:
+    context = ssl.create_default_context(cafile="/var/lib/gpucloud-lab/pki/ca.crt")
+    auth = base64.b64encode(b"admin:gpucloud-lab").decode()
+    states = set()
+    for port in (8001, 8002, 8003):
+        request = urllib.request.Request(f"https://198.51.100.1:{port}/redfish/v1/Systems/gpu{port - 8000}",
+                                         headers={"Authorization": f"Basic {auth}"})
+        with urllib.request.urlopen(request, context=context, timeout=5) as response:
+            states.add(json.load(response)["PowerState"])
+    return states
+
+
+def _kubectl(*args: str) -> str:
+    return subprocess.run(["kubectl", f"--kubeconfig={KUBECONFIG}", *args], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def _units(fragment: str) -> list[str]:
+    root = Path("/sys/fs/cgroup/systemd/gpucloud-lab")
+    return [p.name for p in root.iterdir() if fragment in p.name] if root.is_dir() else []
+
+
+def _wait(predicate, what: str, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.5)
