@@ -55,7 +55,7 @@ def cgroup_pids(unit: str) -> set[int]:
         for sub in _cgroup_tree(directory):
             try:
                 pids.update(int(p) for p in (sub / "cgroup.procs").read_text().split())
-            except FileNotFoundError:  # the cgroup went away while we walked
+            except OSError:  # the cgroup went away while we walked (ENOENT, or ENODEV mid-removal)
                 continue
     return pids
 
