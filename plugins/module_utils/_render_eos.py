@@ -89,10 +89,51 @@ def _rank(line: str) -> tuple:
     return (9, port_key(line))
 
 
-def to_text(items: list[Item], removals: bool = False) -> list[str]:
-    """Items to CLI lines, grouped into blocks; ``removals`` keeps the items' own order."""
-    tree: dict[str, dict] = {}
+_TRUNK_ADD = re.compile(r"^switchport trunk allowed vlan add (\d+)$")
+
+
+def vlan_ranges(vlans: list[int]) -> str:
+    """``[102, 103, 104, 110]`` -> ``102-104,110`` (EOS's VLAN list form)."""
+    out: list[str] = []
+    ordered = sorted(set(vlans))
+    start = prev = ordered[0]
+    for vlan in [*ordered[1:], None]:
+        if vlan is not None and vlan == prev + 1:
+            prev = vlan
+            continue
+        out.append("%d" % start if start == prev else "%d-%d" % (start, prev))
+        if vlan is not None:
+            start = prev = vlan
+    return ",".join(out)
+
+
+def _merge_trunk_adds(items: list[Item]) -> list[Item]:
+    """One ``switchport trunk allowed vlan add <ranges>`` per port instead of one per VLAN."""
+    vlans: dict[str, list[int]] = {}
+    out: list[Item] = []
     for item in items:
+        m = _TRUNK_ADD.match(item[-1]) if len(item) == 2 else None
+        if m is None:
+            out.append(item)
+            continue
+        if item[0] not in vlans:
+            vlans[item[0]] = []
+            out.append((item[0], ""))  # keeps the line's place in its block
+        vlans[item[0]].append(int(m.group(1)))
+    return [
+        (i[0], "switchport trunk allowed vlan add " + vlan_ranges(vlans[i[0]])) if len(i) == 2 and i[1] == "" else i
+        for i in out
+    ]
+
+
+def to_text(items: list[Item], removals: bool = False) -> list[str]:
+    """Items to CLI lines, grouped into blocks; ``removals`` keeps the items' own order.
+
+    Trunk VLANs added to a port are written as one ranged line (``add 102-901``), as EOS
+    shows them; removals stay one per VLAN.
+    """
+    tree: dict[str, dict] = {}
+    for item in items if removals else _merge_trunk_adds(items):
         node = tree
         for line in item:
             node = node.setdefault(line, {})
@@ -171,7 +212,9 @@ def _cli_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, o
         bgp.append(_VRF_BGP % v)
         vrf_lines.append(t["vrf"])
     for g in groups.values():
-        trunk = "   switchport mode trunk\n" + "".join("   switchport trunk allowed vlan add %d\n" % v for v in g.vlans)
+        trunk = "   switchport mode trunk\n" + (
+            "   switchport trunk allowed vlan add %s\n" % vlan_ranges(g.vlans) if g.vlans else ""
+        )
         access = "   switchport access vlan %d\n" % g.vlans[-1] if g.vlans else ""
         for p in g.ports:
             line = "interface %s" % p["port"]

@@ -140,3 +140,22 @@ def test_a_tenant_removed_removes_only_its_lines(case):
         assert all(tag == "delete" or tag == "equal" for tag, *unused in sm.get_opcodes()), ext
         removed = [line for tag, i1, i2, unused, unused in sm.get_opcodes() if tag == "delete" for line in b[i1:i2]]
         assert any(str(gone["vlan"]) in line or gone["vrf"] in line for line in removed), ext
+
+
+def test_eos_trunk_vlans_are_one_ranged_line_and_parse_back():
+    from ansible_collections.gpucloud.baremetal.plugins.module_utils import _render_eos
+
+    assert _render_eos.vlan_ranges([110, 102, 103, 104, 120, 121]) == "102-104,110,120-121"
+    switch = copy.deepcopy(dict(SWITCHES["leaf-r1a"], platform="eos"))
+    beta = next(t for t in switch["tenants"] if t["name"] == "beta")
+    extra = []
+    for i, vlan in enumerate((103, 104, 110)):
+        t = copy.deepcopy(beta)
+        t.update(name="extra%d" % i, vlan=vlan, vni=20000 + vlan, vrf="extra%d" % i, l3vni=60000 + vlan,
+                 subnet="10.%d.0.0/24" % (200 + i), gateway="10.%d.0.1/24" % (200 + i))
+        extra.append(t)
+    switch["tenants"] = sorted(switch["tenants"] + extra, key=lambda t: t["vlan"])
+    text = _fabric.render_files(switch, UNDERLAY)["eos.cfg"]
+    trunk_lines = [line.strip() for line in text.splitlines() if "trunk allowed vlan" in line]
+    assert trunk_lines and set(trunk_lines) == {"switchport trunk allowed vlan add 102-104,110"}
+    assert _fabric.parse_native("eos", text) == _fabric.desired(switch)
