@@ -25,7 +25,7 @@ import ipaddress
 import re
 from typing import Any
 
-from ._fleet import expand_switch
+from ._fleet import ProblemsError, expand_switch
 
 STATES = ("rendered", "merged", "replaced", "overridden", "deleted", "gathered", "parsed")
 PLATFORMS = ("nvue", "sonic", "eos")
@@ -44,17 +44,10 @@ _NEUTRAL: dict[tuple, dict] = {}
 _NEUTRAL_MAX = 65536
 
 
-class FabricError(Exception):
-    """The switch data cannot be rendered. ``problems`` lists every problem, each with its path."""
+class FabricError(ProblemsError):
+    """The switch data cannot be rendered."""
 
-    def __init__(self, problems: list[str]):
-        self.problems = list(problems)
-        super().__init__(self.__str__())
-
-    def __str__(self) -> str:
-        count = len(self.problems)
-        head = "switch tenants are invalid (%d problem%s):" % (count, "" if count == 1 else "s")
-        return "\n".join([head] + ["  - " + p for p in self.problems])
+    HEAD = "switch tenants are invalid"
 
 
 def marker(tenant: str) -> str:

@@ -110,8 +110,10 @@ DEFAULT_ANYCAST_MAC = "00:00:5e:00:01:01"
 DEFAULT_MTU = 9216
 
 
-class FleetError(Exception):
-    """The fleet is invalid. ``problems`` lists every problem, each with its path."""
+class ProblemsError(Exception):
+    """Invalid input. ``problems`` lists every problem, each with its path."""
+
+    HEAD = "input is invalid"
 
     def __init__(self, problems: list[str]):
         self.problems = list(problems)
@@ -119,8 +121,14 @@ class FleetError(Exception):
 
     def __str__(self) -> str:
         count = len(self.problems)
-        head = "fleet is invalid (%d problem%s):" % (count, "" if count == 1 else "s")
+        head = "%s (%d problem%s):" % (self.HEAD, count, "" if count == 1 else "s")
         return "\n".join([head] + ["  - " + p for p in self.problems])
+
+
+class FleetError(ProblemsError):
+    """The fleet is invalid."""
+
+    HEAD = "fleet is invalid"
 
 
 def is_vault_value(value: Any) -> bool:
@@ -1023,6 +1031,7 @@ def tenant_by_name(model: dict, name: str) -> dict:
 
 __all__ = [
     "FleetError",
+    "ProblemsError",
     "compact_switch",
     "derive_switch_tenants",
     "expand_switch",
