@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from gpucloud_lab import boottarget, charts, config, hosts, kube, net, redfish, rootfs, tools
+from gpucloud_lab import boottarget, charts, config, hosts, kube, net, redfish, rootfs, switches, tools
 from gpucloud_lab.util import daemon_pid, lab_units, remove_lab_cgroup, run, say, start_daemon, stop_unit, wait_for
 
 UPSTREAM = Path(os.environ.get("GPUCLOUD_LAB_UPSTREAM", config.REPO_DIR.parent / "shared" / "upstream"))
@@ -114,6 +114,26 @@ class Redfish:
                 for h in config.GPU_NODES]
 
 
+class Switches:
+    """SIMULATION of the fleet's NVUE switches: the NVUE REST API on each one's mgmt_ip (switches.py)."""
+
+    def up(self) -> None:
+        switches.up()
+
+    def down(self) -> None:
+        switches.down()
+
+    def rows(self) -> list[Row]:
+        rows = []
+        for switch in switches.nvue_switches():
+            tenants = switches.applied_tenants(switch)
+            rows.append(Row(f"switch {switch.name}", switches.state(switch), switch.url,
+                            f"NVUE API SIMULATION, {len(tenants)} tenants applied"
+                            + (f" ({', '.join(tenants)})" if tenants else "")
+                            + f"; netns {switch.host.netns}, log {config.LOG_DIR / (switch.unit + '.log')}"))
+        return rows
+
+
 def install_upstream_crds() -> None:
     """The real upstream CRDs (what the real charts would install), when ../shared/upstream is there."""
     crds = sorted(UPSTREAM.glob("*.crd.yaml"))
@@ -176,7 +196,8 @@ class BootTarget:
                 Row("pxe ipv6 RA", ra, config.BRIDGE, "lifetime-0 RA: iPXE reaches DHCP in ~5 s")]
 
 
-ALL: list[Component] = [Network(), Hosts(), Redfish(), Kubernetes(), ChartRepo(), LabController(), BootTarget()]
+ALL: list[Component] = [Network(), Hosts(), Redfish(), Switches(), Kubernetes(), ChartRepo(), LabController(),
+                        BootTarget()]
 
 
 def stop_order(units: Iterable[str]) -> list[str]:
@@ -205,6 +226,6 @@ def cleanup() -> None:
         stop_unit(unit)
     remove_lab_cgroup()
     for path in (config.RUN_DIR, config.STATE_DIR / "hosts", config.STATE_DIR / "kube",
-                 config.STATE_DIR / "controller"):
+                 config.STATE_DIR / "controller", switches.STATE):
         shutil.rmtree(path, ignore_errors=True)
     Path(config.STATE_DIR).mkdir(parents=True, exist_ok=True)

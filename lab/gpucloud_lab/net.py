@@ -86,6 +86,9 @@ def remove_lab_network() -> None:
     """Deleting the namespaces deletes their veths and the bridge; the root veth goes with its peer."""
     for host in config.HOSTS:
         remove_netns(host.netns)
+    for path in sorted(Path("/run/netns").glob("gcl-*")):  # e.g. a switch no longer in the fleet file
+        if path.name != config.LAB_NETNS:
+            remove_netns(path.name)
     remove_netns(config.LAB_NETNS)
     if link_exists(config.ROOT_VETH):
         run(["ip", "link", "del", config.ROOT_VETH])

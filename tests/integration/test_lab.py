@@ -15,6 +15,8 @@ from tests.integration.lab import KUBECONFIG, Lab
 
 CHART_REPO = "http://198.51.100.1:8880"
 HOST_ROOTS = Path("/var/lib/gpucloud-lab/hosts")
+NVUE_API = "http://198.51.100.31:8765"  # leaf1: the lab's NVUE REST API simulation
+NVUE_STATE = Path("/var/lib/gpucloud-lab/switches/leaf1.json")
 K8S_VARS = {"lab_chart_repo": CHART_REPO, "lab_kubeconfig": str(KUBECONFIG)}
 
 
@@ -102,6 +104,46 @@ def test_boot_target_network_boots_from_the_pxe_host(lab: Lab) -> None:
     finally:
         subprocess.run([str(lab.repo / "lab" / "gpucloud-lab"), "boot-target", "off"], check=True)
         lab.playbook("pxe_dhcp.yml", {"lab_state": "absent"})
+
+
+def test_site_pushes_leaf1_to_the_nvue_simulation_and_is_idempotent(lab: Lab) -> None:
+    # Start from a leaf without our tenants (the lab may already have run site.yml): the role's own
+    # `deleted`, through the same revision flow.
+    reset = lab.playbook("playbooks/fabric.yml", {"fabric_state": "deleted"}, limit="leaf1")
+    assert reset.rc == 0, reset.failures()
+    assert not _tenant_vlans(_nvue_applied())
+    first = lab.playbook("playbooks/site.yml")
+    assert first.rc == 0, first.failures()
+    assert "Apply an NVUE revision" in first.changed_tasks("leaf1")
+    assert "Apply an NVUE revision" not in first.changed_tasks("leaf2")  # SONiC: rendered, not pushed
+    assert (HOST_ROOTS.parent / "fabric" / "leaf2.sonic.json").exists()
+    second = lab.playbook("playbooks/site.yml")
+    assert second.rc == 0, second.failures()
+    assert not second.hosts_with("changed"), second.changed_tasks()
+    applied = _nvue_applied()
+    assert _tenant_vlans(applied) == {"101": {"10101"}, "102": {"10102"}}
+    for vlan, vni, vrf, l3vni in ((101, 10101, "acme", 50101), (102, 10102, "beta", 50102)):
+        assert str(vni) in applied["evpn"]["vni"]
+        assert applied["interface"][f"vlan{vlan}"]["ip"]["vrf"] == vrf
+        assert applied["interface"][f"vlan{vlan}"]["description"] == f"gpucloud:{vrf}"
+        assert str(l3vni) in applied["vrf"][vrf]["evpn"]["vni"]
+    # What the simulation persisted (and `status` reports) is what its API answers.
+    assert json.loads(NVUE_STATE.read_text())["applied"] == applied
+    status = subprocess.run([str(lab.repo / "lab" / "gpucloud-lab"), "status"], capture_output=True, text=True,
+                            check=False).stdout
+    assert re.search(r"switch leaf1 +running +http://198\.51\.100\.31:8765 +NVUE API SIMULATION, 2 tenants", status)
+
+
+def _nvue_applied() -> dict:
+    auth = base64.b64encode(b"cumulus:gpucloud-lab").decode()
+    request = urllib.request.Request(f"{NVUE_API}/nvue_v1/?rev=applied", headers={"Authorization": f"Basic {auth}"})
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return dict(json.load(response))
+
+
+def _tenant_vlans(applied: dict) -> dict[str, set[str]]:
+    vlans = applied.get("bridge", {}).get("domain", {}).get("br_default", {}).get("vlan", {})
+    return {vlan: set(body.get("vni", {})) for vlan, body in vlans.items()}
 
 
 def _tftp_sent() -> bool:
