@@ -10,9 +10,8 @@ to it through its normal revision flow; the applied config is kept in
 STATE_DIR/switches/<name>.json (read back when the simulation restarts, shown
 by `status`, removed by `down`).
 
-Plain HTTP: the role has no variable for a CA bundle (the module's ca_path), so
-it could only reach an HTTPS simulation with certificate checks off; the lab
-inventory sets switch_fabric_nvue_use_ssl: false for these switches instead.
+HTTPS, as on a real switch, with a certificate for the switch's address signed by
+the lab CA; the lab inventory gives the role that CA (switch_fabric_nvue_ca_path).
 """
 from __future__ import annotations
 
@@ -24,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from gpucloud_lab import config, net
+from gpucloud_lab import config, net, pki
 from gpucloud_lab.util import daemon_pid, port_open, say, start_daemon, stop_unit, wait_for
 
 FLEET = Path(os.environ.get("GPUCLOUD_LAB_FLEET", config.REPO_DIR / "inventories" / "lab" / "fleet.yml"))
@@ -55,7 +54,7 @@ class Switch:
 
     @property
     def url(self) -> str:
-        return f"http://{self.ip}:{NVUE_PORT}"
+        return f"https://{self.ip}:{NVUE_PORT}"
 
 
 def nvue_switches() -> list[Switch]:
@@ -77,10 +76,12 @@ def start(switch: Switch) -> None:
     if daemon_pid(switch.unit):
         return
     STATE.mkdir(parents=True, exist_ok=True)
+    pki.ensure_ca()
+    cert, key = pki.issue(f"switch-{switch.name}", f"/CN={switch.name}", [f"IP:{switch.ip}"], server=True)
     start_daemon(switch.unit,
                  ["ip", "netns", "exec", switch.host.netns, sys.executable, "-m", "gpucloud_lab.nvue_sim",
                   "--listen", switch.ip, "--port", str(NVUE_PORT), "--username", USERNAME,
-                  "--state", str(switch.state_file)],
+                  "--state", str(switch.state_file), "--cert", str(cert), "--key", str(key)],
                  env={"PYTHONPATH": str(config.LAB_DIR), "NVUE_SIM_PASSWORD": PASSWORD})
 
 

@@ -15,7 +15,7 @@ from tests.integration.lab import KUBECONFIG, Lab
 
 CHART_REPO = "http://198.51.100.1:8880"
 HOST_ROOTS = Path("/var/lib/gpucloud-lab/hosts")
-NVUE_API = "http://198.51.100.31:8765"  # leaf1: the lab's NVUE REST API simulation
+NVUE_API = "https://198.51.100.31:8765"  # leaf1: the lab's NVUE REST API simulation
 NVUE_STATE = Path("/var/lib/gpucloud-lab/switches/leaf1.json")
 K8S_VARS = {"lab_chart_repo": CHART_REPO, "lab_kubeconfig": str(KUBECONFIG)}
 
@@ -131,13 +131,14 @@ def test_site_pushes_leaf1_to_the_nvue_simulation_and_is_idempotent(lab: Lab) ->
     assert json.loads(NVUE_STATE.read_text())["applied"] == applied
     status = subprocess.run([str(lab.repo / "lab" / "gpucloud-lab"), "status"], capture_output=True, text=True,
                             check=False).stdout
-    assert re.search(r"switch leaf1 +running +http://198\.51\.100\.31:8765 +NVUE API SIMULATION, 2 tenants", status)
+    assert re.search(r"switch leaf1 +running +https://198\.51\.100\.31:8765 +NVUE API SIMULATION, 2 tenants", status)
 
 
 def _nvue_applied() -> dict:
     auth = base64.b64encode(b"cumulus:gpucloud-lab").decode()
     request = urllib.request.Request(f"{NVUE_API}/nvue_v1/?rev=applied", headers={"Authorization": f"Basic {auth}"})
-    with urllib.request.urlopen(request, timeout=5) as response:
+    context = ssl.create_default_context(cafile="/var/lib/gpucloud-lab/pki/ca.crt")
+    with urllib.request.urlopen(request, timeout=5, context=context) as response:
         return dict(json.load(response))
 
 
