@@ -38,7 +38,7 @@ fetch_source() {
 
 build() {
     local tree
-    tree=$(ls -d "$work"/src/kubernetes-*/ | head -n1)
+    tree=$(find "$work/src" -mindepth 1 -maxdepth 1 -type d -name 'kubernetes-*' | sort | head -n1)
     cd "$tree"
     # reflect2 1.0.1 crashes (SIGSEGV in map iteration) under Go 1.19; use Debian's 1.0.2.
     rsync -a --delete /usr/share/gocode/src/github.com/modern-go/reflect2/ \
