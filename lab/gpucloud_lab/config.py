@@ -6,9 +6,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 LAB_DIR = Path(__file__).resolve().parent.parent
 REPO_DIR = LAB_DIR.parent
+# The lab described as a fleet: what the controller and the switch simulations read.
+FLEET = Path(os.environ.get("GPUCLOUD_LAB_FLEET", REPO_DIR / "inventories" / "lab" / "fleet.yml"))
 
 # 198.51.100.0/24 (TEST-NET-2): 192.0.2.0/24 is already the network of some CI machines.
 SUBNET_PREFIX = "198.51.100"
@@ -48,7 +53,6 @@ class Host:
     name: str
     octet: int
     role: str
-    gpus: int = 0
 
     @property
     def ip(self) -> str:
@@ -70,9 +74,9 @@ class Host:
 HOSTS: tuple[Host, ...] = (
     Host("pxe", 10, "pxe_server"),
     Host("cp", 11, "control_plane"),
-    Host("gpu1", 21, "gpu_node", gpus=8),
-    Host("gpu2", 22, "gpu_node", gpus=8),
-    Host("gpu3", 23, "gpu_node", gpus=8),
+    Host("gpu1", 21, "gpu_node"),
+    Host("gpu2", 22, "gpu_node"),
+    Host("gpu3", 23, "gpu_node"),
 )
 CONTROL_PLANE = HOSTS[1]
 GPU_NODES = tuple(h for h in HOSTS if h.role == "gpu_node")
@@ -91,3 +95,8 @@ def bmc_port(host: Host) -> int:
 
 def bmc_address(host: Host) -> str:
     return f"{CONTROLLER_IP}:{bmc_port(host)}"
+
+
+def fleet() -> dict[str, Any]:
+    """The lab's fleet file as plain data (empty when it is missing)."""
+    return (yaml.safe_load(FLEET.read_text()) if FLEET.exists() else None) or {}

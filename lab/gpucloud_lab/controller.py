@@ -32,7 +32,6 @@ from gpucloud_lab import config, hosts, kube
 from gpucloud_lab.kubeapi import JSON, Api, ApiError
 
 LOG = logging.getLogger("lab-controller")
-FLEET = Path(os.environ.get("GPUCLOUD_LAB_FLEET", config.REPO_DIR / "inventories" / "lab" / "fleet.yml"))
 TENANTS_FILE = config.STATE_DIR / "controller" / "tenant-control-planes.json"
 TENANT_PORT_BASE = 7443
 TENANT_ETCD_BASE = 12379
@@ -41,8 +40,7 @@ CLUSTER_POLICIES = "/apis/nvidia.com/v1/clusterpolicies"
 
 def fleet_gpus() -> dict[str, JSON]:
     """Node name -> {'model', 'count'} from the lab's fleet file."""
-    data = yaml.safe_load(FLEET.read_text()) if FLEET.exists() else {}
-    return {n["name"]: n.get("gpu", {}) for n in (data or {}).get("nodes", []) if n.get("gpu")}
+    return {n["name"]: n.get("gpu", {}) for n in config.fleet().get("nodes", []) if n.get("gpu")}
 
 
 class GpuOperator:
@@ -275,7 +273,7 @@ def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stdout)
     signal.signal(signal.SIGTERM, _stop)
     controller = Controller()
-    LOG.info("watching %s (fleet %s)", kube.HOST_CLUSTER.server, FLEET)
+    LOG.info("watching %s (fleet %s)", kube.HOST_CLUSTER.server, config.FLEET)
     while True:
         try:
             controller.step()

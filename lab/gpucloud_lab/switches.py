@@ -16,17 +16,13 @@ the lab CA; the lab inventory gives the role that CA (switch_fabric_nvue_ca_path
 from __future__ import annotations
 
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from gpucloud_lab import config, net, pki
 from gpucloud_lab.util import daemon_pid, port_open, say, start_daemon, stop_unit, wait_for
 
-FLEET = Path(os.environ.get("GPUCLOUD_LAB_FLEET", config.REPO_DIR / "inventories" / "lab" / "fleet.yml"))
 STATE = config.STATE_DIR / "switches"
 NVUE_PORT = 8765             # the role's switch_fabric_nvue_port default
 USERNAME = "cumulus"         # the role's switch_fabric_nvue_username default
@@ -59,9 +55,8 @@ class Switch:
 
 def nvue_switches() -> list[Switch]:
     """The fleet's NVUE switches (their mgmt_ip must be in the lab subnet)."""
-    data = yaml.safe_load(FLEET.read_text()) if FLEET.exists() else {}
     found = []
-    for switch in ((data or {}).get("fabric") or {}).get("switches") or []:
+    for switch in (config.fleet().get("fabric") or {}).get("switches") or []:
         if switch.get("platform") != "nvue":
             continue
         ip = str(switch["mgmt_ip"])
