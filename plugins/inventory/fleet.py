@@ -174,6 +174,8 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
             self._construct(name, {"gpucloud_node": node})
 
     def _construct(self, host: str, variables: dict) -> None:
+        if not (self.get_option("compose") or self.get_option("groups") or self.get_option("keyed_groups")):
+            return  # nothing to construct: skip copying every host's variables
         strict = self.get_option("strict")
         hostvars = dict(self.inventory.get_host(host).get_vars(), **variables)
         self._set_composite_vars(self.get_option("compose"), hostvars, host, strict=strict)

@@ -176,3 +176,14 @@ def test_plan_touches_nothing_and_is_idempotent(tmp_path):
     second = runner(tmp_path, playbook, EXAMPLE, extravars={"plan_output_dir": str(plan_dir)})
     assert second.rc == 0
     assert second.stats["changed"] == {}, second.stats
+
+
+def test_constructed_options_add_groups(tmp_path):
+    data = fleet()
+    data["keyed_groups"] = [{"key": "gpucloud_node.gpu.model", "prefix": "model"}]
+    data["compose"] = {"gpu_count": "gpucloud_node.gpu.count"}
+    proc = run("ansible-inventory", "-i", write_fleet(tmp_path, data), "--list")
+    assert proc.returncode == 0, proc.stderr
+    inv = json.loads(proc.stdout)
+    assert sorted(inv["model_H100"]["hosts"]) == ["gpu01", "gpu02", "gpu03"]
+    assert inv["_meta"]["hostvars"]["gpu02"]["gpu_count"] == 8
