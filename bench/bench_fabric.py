@@ -16,12 +16,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), ".collections"))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))  # the repo root: tests.support
 
-from fleetgen import generate  # noqa: E402
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric  # noqa: E402
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet  # noqa: E402
+from tests.support.fleetgen import generate  # noqa: E402
 
 # nodes, tenants, switches (126 leaves + 2 spines at the largest size); nodes in proportion
 SIZES = [(250, 100, 16), (4000, 1000, 128)]

@@ -18,11 +18,11 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), ".collections"))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))  # the repo root: tests.support
 
-from fleetgen import generate  # noqa: E402
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet  # noqa: E402
+from tests.support.fleetgen import generate  # noqa: E402
 
 SIZES = [(100, 20, 8), (1000, 200, 32), (5000, 1000, 128)]  # nodes, tenants, switches
 TARGET_S = 3.0

@@ -25,7 +25,8 @@ import ipaddress
 import re
 from typing import Any
 
-from ._fleet import ProblemsError, expand_switch
+from ._errors import ProblemsError
+from ._fleet.views.switch import expand_switch
 
 STATES = ("rendered", "merged", "replaced", "overridden", "deleted", "gathered", "parsed")
 PLATFORMS = ("nvue", "sonic", "eos")

@@ -15,11 +15,11 @@ import ansible_runner
 import pytest
 import yaml
 
+from tests.support.fleet_data import fleet
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
 EXAMPLE = os.path.join(ROOT, "inventories", "example", "fleet.yml")
-sys.path.insert(0, os.path.join(ROOT, "tests", "unit"))
-from fleet_data import fleet  # noqa: E402
 
 ENV = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PATH=BIN + os.pathsep + os.environ["PATH"],
            ANSIBLE_NOCOLOR="1")

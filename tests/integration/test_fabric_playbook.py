@@ -2,7 +2,7 @@
 """playbooks/fabric.yml end to end, through ansible-runner, against the NVUE REST API simulation.
 
 A generated fleet whose only leaf is NVUE; the leaf's address and the API port, scheme and
-credentials point at ``tests/unit/nvue_api_sim.py`` on 127.0.0.1 (extra vars the role takes).
+credentials point at ``tests/support/nvue_api_sim.py`` on 127.0.0.1 (extra vars the role takes).
 The simulation proves the revision flow and idempotence, not Cumulus's schema.
 Needs no lab: only ansible-runner and a free local port.
 """
@@ -10,7 +10,6 @@ Needs no lab: only ansible-runner and a free local port.
 from __future__ import annotations
 
 import copy
-import sys
 import tempfile
 from pathlib import Path
 
@@ -20,11 +19,9 @@ import yaml
 ansible_runner = pytest.importorskip("ansible_runner")
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "bench"))
 
-from fleetgen import generate  # noqa: E402
-
-from tests.unit.nvue_api_sim import NvueSimulation  # noqa: E402
+from tests.support.fleetgen import generate  # noqa: E402
+from tests.support.nvue_api_sim import NvueSimulation  # noqa: E402
 
 PASSWORD = "sim-secret"
 HAND_MADE = {

@@ -11,7 +11,7 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import l
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLE_FLEET = os.path.join(ROOT, "inventories", "example", "fleet.yml")
-GOLDEN = os.path.join(ROOT, "tests", "unit", "golden", "fabric")
+GOLDEN = os.path.join(ROOT, "tests", "support", "golden", "fabric")
 
 
 class _Loader(yaml.SafeLoader):

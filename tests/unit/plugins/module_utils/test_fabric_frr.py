@@ -14,15 +14,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 
 import pytest
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet
-
-from .fabric_helpers import ROOT, example_model
+from tests.support.fabric import example_model
 
 VTYSH = shutil.which("vtysh") or "/usr/bin/vtysh"
 BGPD = "/usr/lib/frr/bgpd"
@@ -46,8 +44,7 @@ def _frr_configs():
         for platform in ("nvue", "sonic"):
             sw = dict(s, platform=platform)
             yield "example-%s-%s" % (s["name"], platform), _fabric.render_files(sw, u)["frr.conf"]
-    sys.path.insert(0, os.path.join(ROOT, "bench"))
-    from fleetgen import generate
+    from tests.support.fleetgen import generate
 
     big = load_fleet(generate(nodes=120, tenants=300, switches=5))
     for s in big["fabric"]["switches"]:

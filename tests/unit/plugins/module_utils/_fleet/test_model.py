@@ -9,8 +9,7 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import (
     load_fleet,
     validate_fleet,
 )
-
-from .fleet_data import fleet, node, tenant
+from tests.support.fleet_data import fleet, node, tenant
 
 
 def problems_after(mutate):
@@ -147,11 +146,15 @@ CASES = [
     ("wireguard-ip-outside", _set(["nodes", 0, "wireguard_ip"], "10.99.0.5"),
      "nodes[0].wireguard_ip: 10.99.0.5 is outside the WireGuard subnet of tenant 'acme' 10.201.0.0/24"),
     ("wireguard-ip-is-hub", _set(["nodes", 0, "wireguard_ip"], "10.201.0.1"), "nodes[0].wireguard_ip: 10.201.0.1 is the tenant's WireGuard hub"),
-    ("wireguard-ip-not-derivable", _set(["tenants", 0, "wireguard", "subnet"], "10.201.0.0/28"),
-     "nodes[0].wireguard_ip: cannot be derived: host offset 21 of 192.0.2.21"),
+    ("wireguard-derived-collision",
+     _both(_set(["tenants", 0, "wireguard", "subnet"], "10.201.0.0/28"),
+           _append("nodes", dict(node(4, tenant="acme"), ip="192.0.2.8"))),
+     "nodes[3].wireguard_ip: WireGuard address 10.201.0.8 (derived from host offset 8 of 192.0.2.8 in "
+     "10.201.0.0/28) of nodes[3] (gpu04) is already used by nodes[0] (gpu01); set wireguard_ip on one of them"),
     ("duplicate-wireguard-ip",
      _both(_append("nodes", dict(node(4, tenant="acme"), wireguard_ip="10.201.0.21"))),
-     "nodes[0].wireguard_ip: WireGuard address 10.201.0.21 is already used by nodes[3].wireguard_ip"),
+     "nodes[0].wireguard_ip: WireGuard address 10.201.0.21 (derived from host offset 21 of 192.0.2.21 in "
+     "10.201.0.0/24) of nodes[0] (gpu01) is already used by nodes[3] (gpu04)"),
 ]
 
 
@@ -199,6 +202,38 @@ def test_wireguard_ip_keeps_management_offset_and_explicit_wins():
     assert by_name["gpu01"]["wireguard_ip"] == "10.201.0.21"
     assert by_name["gpu04"]["wireguard_ip"] == "10.201.0.200"
     assert "wireguard_ip" not in by_name["gpu02"]
+
+
+def test_wireguard_ip_folds_offsets_beyond_the_subnet():
+    """A /24 WireGuard subnet per tenant on a large management network: offsets fold into 2..254."""
+    data = fleet()
+    data["site"]["management"] = {"subnet": "100.64.0.0/16", "gateway": "100.64.0.1",
+                                  "dhcp_range": ["100.64.255.1", "100.64.255.200"], "pxe_server": "100.64.0.2"}
+    data["nodes"] = [dict(node(i, tenant="acme" if i <= 2 else None), ip=ip, bmc={"address": "bmc%d" % i,
+                          "username": "a", "password": "p"})
+                     for i, ip in ((1, "100.64.1.1"), (2, "100.64.3.233"), (3, "100.64.4.0"))]
+    data["tenants"][0]["gpu"]["limit"] = data["tenants"][0]["gpu"]["quota"] = 16
+    model = load_fleet(data)
+    by_name = {n["name"]: n["wireguard_ip"] for n in model["nodes"] if n["tenant"]}
+    # offset 257 -> 2 + 255 % 253 = 4; offset 1001 -> 2 + 999 % 253 = 242
+    assert by_name == {"gpu01": "10.201.0.4", "gpu02": "10.201.0.242"}
+
+
+def test_adding_a_node_never_moves_another():
+    data = fleet()
+    data["tenants"][0]["wireguard"]["subnet"] = "10.201.0.0/28"
+    before = {n["name"]: n["wireguard_ip"] for n in load_fleet(data)["nodes"] if n["tenant"]}
+    data["nodes"].insert(0, dict(node(5, tenant="acme"), ip="192.0.2.5"))
+    after = {n["name"]: n["wireguard_ip"] for n in load_fleet(data)["nodes"] if n["tenant"]}
+    assert after == dict(before, gpu05="10.201.0.5")
+
+
+def test_generated_fleets_need_no_explicit_wireguard_addresses():
+    from tests.support.fleetgen import generate
+
+    model = load_fleet(generate(1000, 1000, 128, private_share=0.5, nodes_per_private=3))
+    private = [n for n in model["nodes"] if n["tenant"]]
+    assert len(private) == 498 and all(n["wireguard_ip"] for n in private)
 
 
 def test_macs_are_normalised():

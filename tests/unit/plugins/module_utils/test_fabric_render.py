@@ -2,8 +2,8 @@
 """Golden files, round trips and per-tenant line changes of the fabric renderers.
 
 Regenerate the golden files after a reviewed change:
-    GPUCLOUD_UPDATE_GOLDEN=1 pytest tests/unit/test_fabric_render.py
-then review `git diff tests/unit/golden/fabric`.
+    GPUCLOUD_UPDATE_GOLDEN=1 pytest tests/unit/plugins/module_utils/test_fabric_render.py
+then review `git diff tests/support/golden/fabric`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ import os
 import pytest
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric
-
-from .fabric_helpers import GOLDEN, example_model, file_name
+from tests.support.fabric import GOLDEN, example_model, file_name
 
 UPDATE = os.environ.get("GPUCLOUD_UPDATE_GOLDEN") == "1"
 MODEL = example_model()

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import sys
 
 import pytest
 
@@ -20,11 +18,8 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils import _render_
 from ansible_collections.gpucloud.baremetal.plugins.module_utils import _render_nvue as nvue
 from ansible_collections.gpucloud.baremetal.plugins.module_utils import _render_sonic as sonic
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet
-
-from .fabric_helpers import ROOT, example_model
-
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-from fleetgen import generate
+from tests.support.fabric import example_model
+from tests.support.fleetgen import generate
 
 OPTS = _fabric.options_with_defaults(None)
 

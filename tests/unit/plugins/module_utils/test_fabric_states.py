@@ -10,9 +10,8 @@ import pytest
 from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric, _render_nvue
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric_nvue import NvueClient, NvueError, change
 from ansible_collections.gpucloud.baremetal.plugins.modules import switch_tenants
-
-from .fabric_helpers import example_model
-from .nvue_api_sim import NvueSimulation
+from tests.support.fabric import example_model
+from tests.support.nvue_api_sim import NvueSimulation
 
 MODEL = example_model()
 UNDERLAY = MODEL["fabric"]["underlay"]

@@ -6,9 +6,11 @@ from __future__ import annotations
 import ipaddress
 
 
-def generate(nodes: int, tenants: int, switches: int, private_share: float = 0.2) -> dict:
-    """A valid fleet: `nodes` 8-GPU nodes spread over `switches` leaves (plus 2 spines),
-    `tenants` tenants of which `private_share` are private with one dedicated node each."""
+def generate(nodes: int, tenants: int, switches: int, private_share: float = 0.2, nodes_per_private: int = 1) -> dict:
+    """A valid fleet written the way people write one: `nodes` 8-GPU nodes on a /16 spread over
+    `switches` leaves (plus 2 spines), `tenants` tenants of which `private_share` are private
+    with `nodes_per_private` dedicated nodes each (at most half of the nodes are private).
+    No node sets `wireguard_ip`: the model derives every one."""
     mgmt = ipaddress.ip_network("100.64.0.0/16")
     hosts = mgmt.network_address
     leaves = max(1, switches - 2)
@@ -53,7 +55,7 @@ def generate(nodes: int, tenants: int, switches: int, private_share: float = 0.2
             }
         )
     n_private = int(tenants * private_share)
-    n_private = min(n_private, nodes // 2)
+    n_private = min(n_private, nodes // (2 * nodes_per_private))
     for t in range(tenants):
         private = t < n_private
         tenant = {
@@ -63,7 +65,8 @@ def generate(nodes: int, tenants: int, switches: int, private_share: float = 0.2
             "vni": 10000 + t,
             "vrf": {"name": "t%04d" % t, "l3vni": 500000 + t},
             "subnet": "10.%d.%d.0/24" % (t // 256, t % 256),
-            "gpu": {"quota": 8 if private else 1, "limit": 8 if private else 16, "over_quota_weight": 1},
+            "gpu": {"quota": 8 if private else 1, "limit": 8 * nodes_per_private if private else 16,
+                    "over_quota_weight": 1},
         }
         if private:
             tenant["wireguard"] = {"subnet": "172.%d.%d.0/24" % (16 + t // 256, t % 256), "port": 51820}
@@ -79,8 +82,7 @@ def generate(nodes: int, tenants: int, switches: int, private_share: float = 0.2
             "gpu": {"model": "H100", "count": 8},
             "switch_ports": [{"switch": "leaf%03d" % leaf, "port": "swp%d" % (n // leaves + 1)}],
         }
-        if n < n_private:
-            node["tenant"] = "t%04d" % n
-            node["wireguard_ip"] = "172.%d.%d.2" % (16 + n // 256, n % 256)
+        if n < n_private * nodes_per_private:
+            node["tenant"] = "t%04d" % (n // nodes_per_private)
         fleet["nodes"].append(node)
     return fleet

@@ -6,7 +6,7 @@ import sys
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lab"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "lab"))
 from gpucloud_lab import config
 
 

@@ -1,0 +1,45 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet model: parse, validate and derive, in one place (private to the collection).
+
+Used by the inventory plugin, the modules and the tests, so that there is exactly one
+definition of a valid fleet. One file per concern:
+
+- ``schema``: keys, ranges, formats, defaults (data only);
+- ``checker``: the problem collector every section uses;
+- ``site``, ``fabric``, ``tenants``, ``nodes``: one loader per section of the file;
+- ``rules``: rules across sections (disjoint subnets, GPU capacity);
+- ``model``: ``load_fleet`` / ``validate_fleet``, which run all of the above;
+- ``views/``: what each consumer derives from the model (switch, pxe, tenant, wireguard).
+  A new stage adds its view here instead of growing the model.
+
+Errors: ``FleetError`` (a ``ProblemsError``, the collection's one domain error type).
+"""
+
+from __future__ import annotations
+
+from .._errors import FleetError, ProblemsError
+from .checker import is_vault_value
+from .model import load_fleet, validate_fleet
+from .schema import CONSTRUCTED_KEYS, PARENT_QUEUE, TENANT_NAME_MAX
+from .views.pxe import pxe_nodes
+from .views.switch import compact_switch, derive_switch_tenants, expand_switch
+from .views.tenant import group_name, tenant_by_name
+
+__all__ = [
+    "CONSTRUCTED_KEYS",
+    "PARENT_QUEUE",
+    "TENANT_NAME_MAX",
+    "FleetError",
+    "ProblemsError",
+    "compact_switch",
+    "derive_switch_tenants",
+    "expand_switch",
+    "group_name",
+    "is_vault_value",
+    "load_fleet",
+    "pxe_nodes",
+    "tenant_by_name",
+    "validate_fleet",
+]

@@ -1,0 +1,155 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The ``nodes`` section: one GPU server each, with its BMC and switch ports."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .checker import Checker, Unique, ip_str, normalise_mac
+from .schema import BMC_KEYS, GPU_COUNT_RANGE, HOSTNAME, MAC, NODE_GPU_KEYS, NODE_KEYS, PORT_KEYS, PORT_NAME
+
+
+def nodes(c: Checker, raw: Any, mgmt: dict, profiles: dict, switches: dict, tenants: dict) -> list[dict]:
+    out = []
+    names = Unique(c, "node name")
+    macs = Unique(c, "MAC")
+    ips = Unique(c, "IP")
+    ports = Unique(c, "switch port")
+    net, dhcp = mgmt.get("_net"), mgmt.get("_dhcp")
+    for key in ("gateway", "pxe_server"):
+        if mgmt.get("_" + key) is not None:
+            ips.claim(mgmt["_" + key], "site.management." + key, mgmt[key])
+    for i, n in enumerate(c.sequence(raw, "nodes")):
+        path = "nodes[%d]" % i
+        m = c.mapping(n, path, NODE_KEYS)
+        if m is None:
+            continue
+        entry: dict[str, Any] = {"_path": path}
+        if "name" in m:
+            entry["name"] = c.string(m["name"], path + ".name", HOSTNAME, "a host name")
+            names.claim(entry["name"], path + ".name")
+        if "mac" in m:
+            mac = c.string(m["mac"], path + ".mac", MAC, "a MAC address (aa:bb:cc:dd:ee:ff)")
+            if mac:
+                mac = normalise_mac(mac)
+                if int(mac[:2], 16) & 1:
+                    c.add(path + ".mac", "%s is a multicast MAC; a NIC has a unicast MAC" % mac)
+                elif macs.claim(mac, path + ".mac"):
+                    entry["mac"] = mac
+        if "ip" in m:
+            value = c.ip(m["ip"], path + ".ip")
+            if value is not None:
+                entry["_ip"] = value
+                entry["ip"] = ip_str(value)
+                in_subnet = c.in_subnet(value, net, path + ".ip", "the management subnet")
+                if in_subnet and dhcp and dhcp[0] <= value <= dhcp[1]:
+                    c.add(
+                        path + ".ip",
+                        "%s is inside the DHCP range %s-%s; node addresses are static "
+                        "reservations outside it" % (entry["ip"], *mgmt["dhcp_range"]),
+                    )
+                ips.claim(value, path + ".ip", entry["ip"])
+        if "bmc" in m:
+            entry["bmc"] = bmc(c, m["bmc"], path + ".bmc")
+        if "os" in m:
+            os_name = c.string(m["os"], path + ".os")
+            if os_name is not None and profiles and os_name not in profiles:
+                c.add(
+                    path + ".os",
+                    "unknown OS profile %r; known profiles: %s" % (os_name, ", ".join(sorted(profiles))),
+                )
+            entry["os"] = os_name
+        if "gpu" in m:
+            g = c.mapping(m["gpu"], path + ".gpu", NODE_GPU_KEYS) or {}
+            entry["gpu"] = {
+                "model": c.string(g.get("model"), path + ".gpu.model") if "model" in g else None,
+                "count": c.integer(g.get("count"), path + ".gpu.count", GPU_COUNT_RANGE) if "count" in g else None,
+            }
+        entry["switch_ports"] = node_ports(c, m, path, switches, ports)
+        entry["tenant"] = None
+        if m.get("tenant") is not None:
+            tname = c.string(m["tenant"], path + ".tenant")
+            tenant = tenants.get(tname) if tname else None
+            if tname and tenant is None:
+                c.add(
+                    path + ".tenant",
+                    "unknown tenant %r; known tenants: %s" % (tname, ", ".join(sorted(tenants)) or "none"),
+                )
+            elif tenant is not None and tenant.get("isolation") == "shared":
+                c.add(
+                    path + ".tenant",
+                    "tenant %r is shared; only private tenants have dedicated nodes "
+                    "(remove 'tenant' to make this a shared node)" % tname,
+                )
+            elif tenant is not None:
+                entry["tenant"] = tname
+        entry["isolation"] = "private" if m.get("tenant") is not None else "shared"
+        if m.get("wireguard_ip") is not None:
+            value = c.ip(m["wireguard_ip"], path + ".wireguard_ip")
+            if m.get("tenant") is None:
+                c.add(path + ".wireguard_ip", "is only allowed on a private node (one with 'tenant')")
+            elif value is not None:
+                entry["_wg_explicit"] = value
+        out.append(entry)
+    return out
+
+
+def bmc(c: Checker, raw: Any, path: str) -> dict:
+    b = c.mapping(raw, path, BMC_KEYS) or {}
+    out: dict[str, Any] = {}
+    if "address" in b:
+        addr = c.string(b["address"], path + ".address")
+        if addr:
+            out["address"] = addr
+            out["url"] = addr.rstrip("/") if "://" in addr else "https://" + addr
+            if not re.match(r"^https?://[A-Za-z0-9.\-\[\]:]+(/.*)?$", out["url"]):
+                c.add(path + ".address", "%r is not a BMC address (host, host:port or http(s)://host[:port])" % addr)
+    if "username" in b:
+        out["username"] = c.string(b["username"], path + ".username")
+    if "password" in b:
+        out["password"] = c.secret(b["password"], path + ".password")
+    if "system_id" in b:
+        out["system_id"] = c.string(b["system_id"], path + ".system_id")
+    if "validate_certs" in b:
+        if not isinstance(b["validate_certs"], bool):
+            c.add(path + ".validate_certs", "must be true or false")
+        else:
+            out["validate_certs"] = bool(b["validate_certs"])
+    return out
+
+
+def node_ports(c: Checker, m: dict, path: str, switches: dict, ports: Unique) -> list[dict]:
+    out = []
+    if "switch_ports" not in m:
+        return out
+    for j, p in enumerate(c.sequence(m["switch_ports"], path + ".switch_ports")):
+        ppath = "%s.switch_ports[%d]" % (path, j)
+        pm = c.mapping(p, ppath, PORT_KEYS)
+        if pm is None:
+            continue
+        sname = c.string(pm.get("switch"), ppath + ".switch") if "switch" in pm else None
+        port = (
+            c.string(pm.get("port"), ppath + ".port", PORT_NAME, "a port name (e.g. swp1, Ethernet0)")
+            if "port" in pm
+            else None
+        )
+        if sname is not None and sname not in switches:
+            c.add(
+                ppath + ".switch",
+                "unknown switch %r; known switches: %s" % (sname, ", ".join(sorted(switches)) or "none"),
+            )
+            continue
+        if sname is not None and switches[sname].get("role") == "spine":
+            c.add(ppath + ".switch", "%r is a spine; nodes attach to leaf switches" % sname)
+            continue
+        if sname is None or port is None:
+            continue
+        if ports.claim((sname, port), ppath, "%s %s" % (sname, port)):
+            out.append({"switch": sname, "port": port})
+    return out
+
+
+# --- cross-object rules --------------------------------------------------------

@@ -1,0 +1,55 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Rules across sections: disjoint subnets, GPU quotas within the GPUs that back them."""
+
+from __future__ import annotations
+
+from .checker import Checker, cidr
+
+
+def check_overlaps(c: Checker) -> None:
+    ordered = sorted(c.subnets)
+    widest: tuple[int, int, str] | None = None
+    for current in ordered:
+        if widest is not None and current[0] <= widest[1]:
+            c.add(
+                current[2],
+                "%s overlaps %s (%s); management, tenant and WireGuard subnets must be disjoint"
+                % (cidr(current), widest[2], cidr(widest)),
+            )
+        if widest is None or current[1] > widest[1]:
+            widest = current
+
+
+def check_capacity(c: Checker, nodes: list[dict], tenants: list[dict]) -> None:
+    per_tenant: dict[str, int] = {}
+    shared_gpus = 0
+    for n in nodes:
+        count = (n.get("gpu") or {}).get("count") or 0
+        if n.get("tenant"):
+            per_tenant[n["tenant"]] = per_tenant.get(n["tenant"], 0) + count
+        elif n.get("isolation") == "shared":
+            shared_gpus += count
+    shared_quota = 0
+    shared_names = []
+    for t in tenants:
+        quota = (t.get("gpu") or {}).get("quota")
+        if quota is None or t.get("name") is None:
+            continue
+        if t.get("isolation") == "private":
+            own = per_tenant.get(t["name"], 0)
+            if quota > own:
+                c.add(
+                    t["_path"] + ".gpu.quota",
+                    "quota %d exceeds the %d GPUs of the own nodes of tenant %r" % (quota, own, t["name"]),
+                )
+        elif t.get("isolation") == "shared":
+            shared_quota += quota
+            shared_names.append(t["name"])
+    if shared_quota > shared_gpus:
+        c.add(
+            "tenants",
+            "the quotas of the shared tenants (%s) add up to %d GPUs, more than the %d GPUs of the "
+            "shared nodes (nodes without a tenant)" % (", ".join(shared_names), shared_quota, shared_gpus),
+        )

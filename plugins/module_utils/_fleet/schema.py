@@ -1,0 +1,91 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a fleet file may contain: keys, ranges, formats and defaults (data only)."""
+
+from __future__ import annotations
+
+import re
+
+PLUGIN_NAME = "gpucloud.baremetal.fleet"
+
+ISOLATIONS = ("shared", "private")
+PLATFORMS = ("nvue", "sonic", "eos")
+SWITCH_ROLES = ("leaf", "spine")
+OS_FAMILIES = ("ubuntu", "rocky", "rhel")
+VLAN_RANGE = (1, 4094)
+VNI_RANGE = (1, 16777214)
+ASN_RANGE = (1, 4294967295)
+PORT_RANGE = (1, 65535)
+GPU_COUNT_RANGE = (0, 64)
+UNLIMITED = -1
+
+# Objects derived from a tenant name, with the length limit of each. The longest
+# allowed tenant name is the one for which every derived name still fits.
+TENANT_DERIVED_NAMES = {
+    "namespace": ("tenant-{}", 63),  # Kubernetes namespace (DNS-1123 label)
+    "vcluster_release": ("{}", 53),  # Helm release name limit
+    "vcluster_secret": ("vc-{}", 63),  # kubeconfig secret the vCluster chart writes
+    "queue": ("tenant-{}", 63),  # KAI leaf queue
+}
+TENANT_NAME_MAX = min(limit - len(fmt.format("")) for fmt, limit in TENANT_DERIVED_NAMES.values())
+PARENT_QUEUE = "gpucloud"
+
+DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+HOSTNAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+DOMAIN = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)*[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+VRF_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,14}$")
+RESERVED_VRFS = frozenset({"default", "mgmt", "management"})
+MAC = re.compile(r"^[0-9a-fA-F]{2}([:-])[0-9a-fA-F]{2}(\1[0-9a-fA-F]{2}){4}$")
+PORT_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9/._:-]*$")
+
+TOP_KEYS = {"plugin": True, "site": True, "fabric": True, "nodes": True, "tenants": True}
+# Options of Ansible's `constructed` feature, handled by the inventory plugin, not the model.
+CONSTRUCTED_KEYS = ("compose", "groups", "keyed_groups", "strict", "leading_separator", "use_extra_vars")
+SITE_KEYS = {"name": True, "domain": True, "management": True, "os_profiles": True, "host_cluster": False}
+MGMT_KEYS = {
+    "subnet": True,
+    "gateway": True,
+    "dhcp_range": True,
+    "pxe_server": True,
+    "pxe_server_name": False,
+    "http_port": False,
+}
+OS_PROFILE_KEYS = {"family": True, "version": True, "kernel": False, "initrd": False, "image": False}
+HOST_CLUSTER_KEYS = {"kubeconfig": False, "context": False}
+FABRIC_KEYS = {"switches": True, "underlay": False}
+UNDERLAY_KEYS = {"anycast_mac": False, "mtu": False}
+SWITCH_KEYS = {"name": True, "platform": True, "mgmt_ip": True, "asn": True, "loopback": True, "role": True}
+NODE_KEYS = {
+    "name": True,
+    "mac": True,
+    "ip": True,
+    "bmc": True,
+    "os": True,
+    "gpu": True,
+    "switch_ports": True,
+    "tenant": False,
+    "wireguard_ip": False,
+}
+BMC_KEYS = {"address": True, "username": True, "password": True, "system_id": False, "validate_certs": False}
+NODE_GPU_KEYS = {"model": True, "count": True}
+PORT_KEYS = {"switch": True, "port": True}
+TENANT_KEYS = {
+    "name": True,
+    "isolation": True,
+    "vlan": True,
+    "vni": True,
+    "vrf": True,
+    "subnet": True,
+    "gpu": True,
+    "vcluster": False,
+    "wireguard": False,
+}
+VRF_KEYS = {"name": True, "l3vni": True}
+TENANT_GPU_KEYS = {"quota": True, "limit": True, "over_quota_weight": True}
+VCLUSTER_KEYS = {"chart_version": False, "values": False}
+WIREGUARD_KEYS = {"subnet": True, "port": True}
+
+DEFAULT_HTTP_PORT = 8080
+DEFAULT_ANYCAST_MAC = "00:00:5e:00:01:01"
+DEFAULT_MTU = 9216

@@ -1,0 +1,118 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The ``site`` section: name, domain, management network, OS profiles, host cluster."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .checker import Checker, ip_str, is_int
+from .schema import (
+    DEFAULT_HTTP_PORT,
+    DNS_LABEL,
+    DOMAIN,
+    HOST_CLUSTER_KEYS,
+    HOSTNAME,
+    MGMT_KEYS,
+    OS_FAMILIES,
+    OS_PROFILE_KEYS,
+    PORT_RANGE,
+    SITE_KEYS,
+)
+
+
+def site(c: Checker, raw: Any) -> dict:
+    site = c.mapping(raw, "site", SITE_KEYS) or {}
+    out: dict[str, Any] = {
+        "name": c.string(site.get("name"), "site.name", DNS_LABEL, "a DNS label (lowercase letters, digits, '-')")
+        if "name" in site
+        else None,
+        "domain": c.string(site.get("domain"), "site.domain", DOMAIN, "a DNS domain (lowercase)")
+        if "domain" in site
+        else None,
+    }
+    out["management"] = management(c, site.get("management")) if "management" in site else {}
+    out["os_profiles"] = os_profiles(c, site.get("os_profiles")) if "os_profiles" in site else {}
+    host_cluster = site.get("host_cluster")
+    out["host_cluster"] = {}
+    if host_cluster is not None:
+        hc = c.mapping(host_cluster, "site.host_cluster", HOST_CLUSTER_KEYS) or {}
+        for key in HOST_CLUSTER_KEYS:
+            if key in hc:
+                out["host_cluster"][key] = c.string(hc[key], "site.host_cluster." + key)
+    return out
+
+
+def management(c: Checker, raw: Any) -> dict:
+    path = "site.management"
+    mgmt = c.mapping(raw, path, MGMT_KEYS) or {}
+    out: dict[str, Any] = {}
+    net = c.network(mgmt.get("subnet"), path + ".subnet") if "subnet" in mgmt else None
+    out["_net"] = net
+    if net is not None:
+        out["subnet"] = str(net.cidr)
+        out["netmask"] = str(net.netmask)
+        out["prefixlen"] = net.prefixlen
+        c.claim_subnet(net, path + ".subnet")
+    for key in ("gateway", "pxe_server"):
+        if key in mgmt:
+            value = c.ip(mgmt[key], "%s.%s" % (path, key))
+            out["_" + key] = value
+            if value is not None:
+                out[key] = ip_str(value)
+                c.in_subnet(value, net, "%s.%s" % (path, key), "the management subnet")
+    rng = mgmt.get("dhcp_range")
+    out["_dhcp"] = None
+    if "dhcp_range" in mgmt:
+        if not isinstance(rng, list) or len(rng) != 2:
+            c.add(path + ".dhcp_range", "must be a list of two addresses [first, last]")
+        else:
+            first = c.ip(rng[0], path + ".dhcp_range[0]")
+            last = c.ip(rng[1], path + ".dhcp_range[1]")
+            if first is not None and last is not None:
+                if first > last:
+                    c.add(path + ".dhcp_range", "first address %s is after last %s" % (ip_str(first), ip_str(last)))
+                else:
+                    c.in_subnet(first, net, path + ".dhcp_range[0]", "the management subnet")
+                    c.in_subnet(last, net, path + ".dhcp_range[1]", "the management subnet")
+                    out["_dhcp"] = (first, last)
+                    out["dhcp_range"] = [ip_str(first), ip_str(last)]
+    for key in ("gateway", "pxe_server"):
+        value = out.get("_" + key)
+        if value is not None and out["_dhcp"] and out["_dhcp"][0] <= value <= out["_dhcp"][1]:
+            c.add("%s.%s" % (path, key), "%s is inside the DHCP range %s-%s" % (ip_str(value), *out["dhcp_range"]))
+    if "pxe_server_name" in mgmt:
+        out["pxe_server_name"] = c.string(mgmt["pxe_server_name"], path + ".pxe_server_name", HOSTNAME, "a host name")
+    out["http_port"] = (
+        c.integer(mgmt["http_port"], path + ".http_port", PORT_RANGE) if "http_port" in mgmt else DEFAULT_HTTP_PORT
+    )
+    return out
+
+
+def os_profiles(c: Checker, raw: Any) -> dict:
+    out: dict[str, dict] = {}
+    if not isinstance(raw, dict) or not raw:
+        c.add("site.os_profiles", "must be a non-empty mapping of profile name to {family, version}")
+        return out
+    for name, prof in raw.items():
+        path = "site.os_profiles.%s" % name
+        p = c.mapping(prof, path, OS_PROFILE_KEYS)
+        if p is None:
+            continue
+        entry: dict[str, Any] = {"name": str(name)}
+        if "family" in p:
+            entry["family"] = c.choice(p["family"], path + ".family", OS_FAMILIES)
+        if "version" in p:
+            version = p["version"]
+            if is_int(version) or isinstance(version, float):
+                version = str(version)
+            entry["version"] = c.string(version, path + ".version")
+        for key in ("kernel", "initrd", "image"):
+            if key in p:
+                entry[key] = c.string(p[key], "%s.%s" % (path, key))
+        out[str(name)] = entry
+    return out
+
+
+# --- fabric --------------------------------------------------------------------

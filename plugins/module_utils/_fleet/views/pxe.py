@@ -1,0 +1,11 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The PXE view: what the PXE server needs of every node (reservation and boot profile)."""
+
+from __future__ import annotations
+
+
+def pxe_nodes(model: dict) -> list[dict]:
+    """One entry per node: name, MAC, management IP and OS profile name, in fleet order."""
+    return [{"name": n["name"], "mac": n["mac"], "ip": n["ip"], "os": n["os"]} for n in model["nodes"]]

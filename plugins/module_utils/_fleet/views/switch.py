@@ -1,0 +1,90 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The switch view: which tenants each leaf carries, on which ports; compact hostvars form."""
+
+from __future__ import annotations
+
+import re
+
+
+def derive_switch_tenants(model: dict) -> None:
+    """Per leaf switch: which tenants it carries, on which ports, tagged or not.
+
+    A private tenant's VLAN is the untagged (access) VLAN of its own nodes' ports. Shared
+    nodes carry every shared tenant's VLAN tagged. A leaf carries a tenant's VLAN, SVI
+    (anycast gateway), VRF and VNIs exactly when one of its ports does.
+
+    Cost stays linear in nodes + tenants x switches: all shared tenants of a switch refer to
+    one list of that switch's trunk ports (``trunk_ports``) instead of a copy each.
+    """
+    tenants = {t["name"]: t for t in model["tenants"]}
+    shared = [t["name"] for t in sorted(model["tenants"], key=lambda t: t["vlan"]) if t["isolation"] == "shared"]
+    access: dict[str, dict[str, list[dict]]] = {s["name"]: {} for s in model["fabric"]["switches"]}
+    trunks: dict[str, list[dict]] = {s["name"]: [] for s in model["fabric"]["switches"]}
+    for n in model["nodes"]:
+        for sp in n["switch_ports"]:
+            if n["tenant"]:
+                access[sp["switch"]].setdefault(n["tenant"], []).append(
+                    {"port": sp["port"], "node": n["name"], "mode": "access"}
+                )
+            else:
+                trunks[sp["switch"]].append({"port": sp["port"], "node": n["name"], "mode": "trunk"})
+    for s in model["fabric"]["switches"]:
+        trunk_ports = sorted(trunks[s["name"]], key=lambda p: port_key(p["port"]))
+        carried = {name: sorted(ports, key=lambda p: port_key(p["port"])) for name, ports in access[s["name"]].items()}
+        if trunk_ports:
+            carried.update((name, trunk_ports) for name in shared)
+        s["trunk_ports"] = trunk_ports
+        s["tenants"] = [_switch_tenant(tenants[name], ports) for name, ports in carried.items()]
+        s["tenants"].sort(key=lambda t: t["vlan"])
+
+
+def _switch_tenant(tenant: dict, ports: list[dict]) -> dict:
+    return {
+        "name": tenant["name"],
+        "isolation": tenant["isolation"],
+        "vlan": tenant["vlan"],
+        "vni": tenant["vni"],
+        "vrf": tenant["vrf"],
+        "l3vni": tenant["l3vni"],
+        "subnet": tenant["subnet"],
+        "gateway": tenant["gateway_cidr"],
+        "trunk": tenant["isolation"] == "shared",
+        "ports": ports,
+    }
+
+
+def compact_switch(switch: dict) -> dict:
+    """The switch as hostvars carry it: tenant details are not repeated per switch.
+
+    A leaf carries every shared tenant on the same trunk ports, so per-switch copies of
+    the tenants would make hostvars grow with tenants x switches. The compact form keeps
+    ``access_ports`` (private tenant -> its ports), ``trunk_ports`` and ``shared_tenants``
+    (whether the leaf carries the shared tenants); ``expand_switch`` rebuilds ``tenants``
+    from it and the fleet's tenant list.
+    """
+    out = {k: v for k, v in switch.items() if k != "tenants"}
+    out["access_ports"] = {t["name"]: t["ports"] for t in switch.get("tenants", []) if not t.get("trunk")}
+    out["shared_tenants"] = bool(switch.get("trunk_ports"))
+    return out
+
+
+def expand_switch(switch: dict, tenants: list[dict]) -> dict:
+    """Rebuild a compact switch's ``tenants`` (see ``compact_switch``); a full one is returned as is."""
+    if "tenants" in switch:
+        return switch
+    out = {k: v for k, v in switch.items() if k not in ("access_ports", "shared_tenants")}
+    access = switch.get("access_ports") or {}
+    trunk_ports = switch.get("trunk_ports") or []
+    carried = [
+        _switch_tenant(t, access[t["name"]]) if t["name"] in access else _switch_tenant(t, trunk_ports)
+        for t in tenants
+        if t["name"] in access or (t["isolation"] == "shared" and switch.get("shared_tenants"))
+    ]
+    out["tenants"] = sorted(carried, key=lambda t: t["vlan"])
+    return out
+
+
+def port_key(port: str) -> tuple:
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", port))
