@@ -1,14 +1,20 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Make the checkout importable as ansible_collections.gpucloud.baremetal."""
+"""Make the checkout importable as ansible_collections.gpucloud.baremetal, writing nothing into it.
+
+`make setup` links `.collections/ansible_collections/gpucloud/baremetal` to the checkout (the
+repo's ansible.cfg resolves the collection there). Without that link, tests import through a
+link of their own in a temporary folder.
+"""
 
 import os
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _COLLECTIONS = os.path.join(ROOT, ".collections")
-_LINK = os.path.join(_COLLECTIONS, "ansible_collections", "gpucloud", "baremetal")
-if not os.path.exists(_LINK):
-    os.makedirs(os.path.dirname(_LINK), exist_ok=True)
-    os.symlink(ROOT, _LINK)
+if not os.path.exists(os.path.join(_COLLECTIONS, "ansible_collections", "gpucloud", "baremetal")):
+    _COLLECTIONS = tempfile.mkdtemp(prefix="gpucloud-collections-")
+    os.makedirs(os.path.join(_COLLECTIONS, "ansible_collections", "gpucloud"))
+    os.symlink(ROOT, os.path.join(_COLLECTIONS, "ansible_collections", "gpucloud", "baremetal"))
 if _COLLECTIONS not in sys.path:
     sys.path.insert(0, _COLLECTIONS)

@@ -15,11 +15,18 @@ description:
     allowed. The collection's C(ansible.cfg) makes an unparsable inventory fatal, so a bad
     fleet stops C(ansible-playbook) before any task runs.
   - "Groups: C(pxe_servers), C(gpu_nodes), C(private_nodes), C(shared_nodes), C(switches),
-    C(leaf_switches), C(spine_switches), C(switches_<platform>) and C(tenant_<name>) (the
-    private nodes of a tenant; C(-) in a tenant name becomes C(_))."
-  - "Variables on every host: C(gpucloud_site), C(gpucloud_tenants), C(gpucloud_fabric).
-    Nodes get C(gpucloud_node), switches C(gpucloud_switch) (with the tenants, VLANs, VNIs,
-    VRFs and ports it carries), the PXE server C(gpucloud_pxe_nodes)."
+    C(leaf_switches), C(spine_switches), C(switches_<platform>), C(tenant_<name>) (the
+    private nodes of a tenant; C(-) in a tenant name becomes C(_)) and C(controller)."
+  - "Each host carries only its own data. On every host: C(gpucloud_site), C(gpucloud_fabric)
+    (the underlay settings) and C(gpucloud_fleet_file). Nodes get C(gpucloud_node), switches
+    C(gpucloud_switch) (compact: the ports of each tenant they carry), the PXE server
+    C(gpucloud_pxe_nodes); each C(tenant_<name>) group carries C(gpucloud_tenant) (that tenant,
+    with its derived names)."
+  - "Fleet-wide data is read once, by plays on the controller: the group C(controller) holds
+    the host C(localhost) (local connection, the controller's Python) and carries
+    C(gpucloud_tenants), the list of all tenants. Plays on other hosts read it as
+    C(hostvars['localhost'].gpucloud_tenants). So C(ansible-inventory --list) grows with the
+    fleet, not with hosts x tenants."
   - BMC passwords may be vault-encrypted; they stay encrypted in the inventory and are never
     printed by this plugin.
 extends_documentation_fragment:
@@ -79,22 +86,72 @@ tenants:
 # ansible-inventory -i inventories/prod/fleet.yml --graph
 """
 
+import yaml
 from ansible.errors import AnsibleParserError
 from ansible.plugins.inventory import BaseInventoryPlugin, Constructable
+
+try:  # ansible-core >= 2.19 templates only trusted strings from inventory plugins
+    from ansible.template import trust_as_template
+except ImportError:  # older ansible-core templates every inventory string
+
+    def trust_as_template(value):
+        return value
+
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import (
     CONSTRUCTED_KEYS,
     FleetError,
     compact_switch,
     load_fleet,
+    pxe_nodes,
 )
 
 _SUFFIXES = ("fleet.yml", "fleet.yaml")
-_NETWORK_OS = {
-    "nvue": "nvidia.nvue.nvue",
-    "sonic": "dellemc.enterprise_sonic.sonic",
-    "eos": "arista.eos.eos",
-}
+_VAULT_HEADER = b"$ANSIBLE_VAULT;"
+
+try:  # ansible-core >= 2.19: a vault scalar is an EncryptedString, decrypted where it is used
+    from ansible.parsing.vault import EncryptedString
+except ImportError:  # older ansible-core: its own loader (slower) builds its vault objects
+    EncryptedString = None
+
+
+class _FleetYamlLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """YAML as Ansible reads it (``!vault``, ``!unsafe``), without tagging every value with its
+    origin: at 5,000 nodes Ansible's own loader took most of the inventory's start-up time.
+    A key given twice in one mapping is an error (a silently overwritten fleet key is a bug)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = {}
+        for key_node, _value_node in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, str) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    "found duplicate key %r (first at line %d)" % (key, seen[key].line + 1),
+                    key_node.start_mark,
+                )
+            seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
+
+
+def _construct_vault(loader, node):
+    return EncryptedString(ciphertext=str(loader.construct_scalar(node)))
+
+
+def _construct_unsafe(loader, node):  # fleet values are never templated anyway
+    if isinstance(node, yaml.ScalarNode):
+        return loader.construct_scalar(node)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_mapping(node, deep=True)
+
+
+_FleetYamlLoader.add_constructor("!vault", _construct_vault)
+_FleetYamlLoader.add_constructor("!vault-encrypted", _construct_vault)
+_FleetYamlLoader.add_constructor("!unsafe", _construct_unsafe)
+CONTROLLER_GROUP = "controller"
+CONTROLLER_HOST = "localhost"
 
 
 class InventoryModule(BaseInventoryPlugin, Constructable):
@@ -105,7 +162,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
 
     def parse(self, inventory, loader, path, cache=True):
         super().parse(inventory, loader, path, cache)
-        data = self.loader.load_from_file(path, cache="none", unsafe=True)
+        data = self._load(path)
         if not isinstance(data, dict) or data.get("plugin") != self.NAME:
             raise AnsibleParserError("%s is not a fleet file: it must start with 'plugin: %s'" % (path, self.NAME))
         if any(key in data for key in CONSTRUCTED_KEYS):
@@ -119,6 +176,17 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
             raise AnsibleParserError("%s: %s" % (path, exc)) from None
         self._populate(model, path)
 
+    def _load(self, path: str):
+        with open(path, "rb") as fh:
+            text = fh.read()
+        if EncryptedString is None or text.lstrip().startswith(_VAULT_HEADER):
+            # a whole-file vault, or an ansible-core without EncryptedString: Ansible's loader
+            return self.loader.load_from_file(path, cache="none", unsafe=True)
+        try:
+            return yaml.load(text, Loader=_FleetYamlLoader)  # a SafeLoader subclass
+        except yaml.YAMLError as exc:
+            raise AnsibleParserError("%s is not valid YAML: %s" % (path, exc)) from None
+
     def _populate(self, model: dict, path: str) -> None:
         inv = self.inventory
         for group in (
@@ -129,26 +197,30 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
             "switches",
             "leaf_switches",
             "spine_switches",
+            CONTROLLER_GROUP,
         ):
             inv.add_group(group)
+        # Small and needed everywhere.
         inv.set_variable("all", "gpucloud_site", model["site"])
-        inv.set_variable("all", "gpucloud_tenants", model["tenants"])
         inv.set_variable("all", "gpucloud_fabric", {"underlay": model["fabric"]["underlay"]})
         inv.set_variable("all", "gpucloud_fleet_file", path)
+
+        # Fleet-wide data: once, on the controller (not copied into every host's variables).
+        inv.add_host(CONTROLLER_HOST, group=CONTROLLER_GROUP)
+        inv.set_variable(CONTROLLER_HOST, "ansible_connection", "local")
+        python = trust_as_template("{{ ansible_playbook_python }}")
+        inv.set_variable(CONTROLLER_HOST, "ansible_python_interpreter", python)
+        inv.set_variable(CONTROLLER_GROUP, "gpucloud_tenants", model["tenants"])
 
         mgmt = model["site"]["management"]
         pxe = mgmt["pxe_server_name"]
         inv.add_host(pxe, group="pxe_servers")
         inv.set_variable(pxe, "ansible_host", mgmt["pxe_server"])
-        inv.set_variable(
-            pxe,
-            "gpucloud_pxe_nodes",
-            [{"name": n["name"], "mac": n["mac"], "ip": n["ip"], "os": n["os"]} for n in model["nodes"]],
-        )
+        inv.set_variable(pxe, "gpucloud_pxe_nodes", pxe_nodes(model))
 
         for tenant in model["tenants"]:
             inv.add_group(tenant["group"])
-            inv.set_variable(tenant["group"], "gpucloud_tenant", tenant["name"])
+            inv.set_variable(tenant["group"], "gpucloud_tenant", tenant)
 
         for switch in model["fabric"]["switches"]:
             name = switch["name"]
@@ -159,16 +231,15 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
             inv.add_host(name, group=platform_group)
             inv.set_variable(name, "ansible_host", switch["mgmt_ip"])
             inv.set_variable(name, "gpucloud_switch", compact_switch(switch))
-            inv.set_variable(name, "gpucloud_network_os", _NETWORK_OS[switch["platform"]])
             self._construct(name, {"gpucloud_switch": switch})
 
-        tenants = {t["name"]: t for t in model["tenants"]}
+        groups = {t["name"]: t["group"] for t in model["tenants"]}
         for node in model["nodes"]:
             name = node["name"]
             inv.add_host(name, group="gpu_nodes")
             inv.add_host(name, group="private_nodes" if node["tenant"] else "shared_nodes")
             if node["tenant"]:
-                inv.add_host(name, group=tenants[node["tenant"]]["group"])
+                inv.add_host(name, group=groups[node["tenant"]])
             inv.set_variable(name, "ansible_host", node["ip"])
             inv.set_variable(name, "gpucloud_node", node)
             self._construct(name, {"gpucloud_node": node})

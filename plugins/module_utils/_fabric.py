@@ -412,7 +412,9 @@ def full_switch(switch: dict, fleet_tenants: list[dict] | None) -> dict:
     if "tenants" in switch:
         return switch
     if fleet_tenants is None:
-        raise FabricError(["fleet_tenants: required for a compact gpucloud_switch (pass gpucloud_tenants)"])
+        raise FabricError(
+            ["fleet_tenants: required for a compact gpucloud_switch (pass hostvars['localhost'].gpucloud_tenants)"]
+        )
     return expand_switch(switch, fleet_tenants)
 
 

@@ -36,7 +36,8 @@ options:
     type: dict
   fleet_tenants:
     description:
-      - The fleet's tenants, the C(gpucloud_tenants) variable. Needed when O(switch) is in the
+      - The fleet's tenants, the C(gpucloud_tenants) variable that the inventory keeps once, on
+        its C(controller) group (C(hostvars['localhost'].gpucloud_tenants)). Needed when O(switch) is in the
         compact form the inventory gives hosts (C(access_ports), C(trunk_ports), C(shared_tenants)
         instead of C(tenants)).
     type: list
@@ -112,7 +113,7 @@ EXAMPLES = r"""
 - name: Render every native file of a switch, offline
   gpucloud.baremetal.switch_tenants:
     switch: "{{ gpucloud_switch }}"
-    fleet_tenants: "{{ gpucloud_tenants }}"
+    fleet_tenants: "{{ hostvars['localhost'].gpucloud_tenants }}"
     underlay: "{{ gpucloud_fabric.underlay }}"
     state: rendered
   delegate_to: localhost
@@ -128,7 +129,7 @@ EXAMPLES = r"""
 - name: What removing tenants that left the fleet takes, as NVUE set/unset
   gpucloud.baremetal.switch_tenants:
     switch: "{{ gpucloud_switch }}"
-    fleet_tenants: "{{ gpucloud_tenants }}"
+    fleet_tenants: "{{ hostvars['localhost'].gpucloud_tenants }}"
     underlay: "{{ gpucloud_fabric.underlay }}"
     state: overridden
     running_config: "{{ nvue_gathered.config }}"

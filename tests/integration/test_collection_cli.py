@@ -137,7 +137,7 @@ def test_built_collection_installs_and_works(tmp_path):
     (tarball,) = list(out.glob("gpucloud-baremetal-*.tar.gz"))
     with tarfile.open(tarball) as tar:
         names = tar.getnames()
-    assert "plugins/module_utils/_fleet.py" in names
+    assert "plugins/module_utils/_fleet/model.py" in names
     assert not [n for n in names if n.startswith((".venv", ".collections", "tests/output"))]
 
     dest = tmp_path / "collections"

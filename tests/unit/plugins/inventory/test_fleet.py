@@ -1,0 +1,93 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet inventory plugin as `ansible-inventory` runs it: where each variable lives, how the
+file is read (vault, duplicate keys), and that no host carries the data of other hosts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import yaml
+
+from tests.support.fleet_data import fleet
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+EXAMPLE = os.path.join(ROOT, "inventories", "example", "fleet.yml")
+BIN = os.path.dirname(sys.executable)
+ENV = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PATH=BIN + os.pathsep + os.environ["PATH"],
+           ANSIBLE_NOCOLOR="1")
+
+
+def plain(value):
+    """ansible-inventory --list marks inventory strings {"__ansible_unsafe": ...}; unwrap them."""
+    if isinstance(value, dict):
+        if set(value) == {"__ansible_unsafe"}:
+            return value["__ansible_unsafe"]
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def inventory(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([os.path.join(BIN, "ansible-inventory"), *args], cwd=ROOT, env=ENV, text=True,
+                          capture_output=True, check=False)
+
+
+def listed(path: str, *extra: str) -> dict:
+    proc = inventory("-i", path, "--list", *extra)
+    assert proc.returncode == 0, proc.stderr
+    return plain(json.loads(proc.stdout))
+
+
+def test_fleet_wide_data_lives_once_on_the_controller():
+    inv = listed(EXAMPLE)
+    hostvars = inv["_meta"]["hostvars"]
+    assert inv["controller"]["hosts"] == ["localhost"]
+    assert hostvars["localhost"]["ansible_connection"] == "local"
+    tenants = hostvars["localhost"]["gpucloud_tenants"]
+    with open(EXAMPLE) as fh:
+        names = sorted(line.split(":", 1)[1].strip() for line in fh.read().split("\ntenants:", 1)[1].splitlines()
+                       if line.startswith("  - name:"))
+    assert sorted(t["name"] for t in tenants) == names
+    carriers = sorted(h for h, v in hostvars.items() if "gpucloud_tenants" in v)
+    assert carriers == ["localhost"]
+    assert not [h for h, v in hostvars.items() if "gpucloud_network_os" in v]
+
+
+def test_private_nodes_get_their_own_tenant_only():
+    hostvars = listed(EXAMPLE)["_meta"]["hostvars"]
+    cobalt = hostvars["gpu-r2-01"]["gpucloud_tenant"]
+    assert cobalt["name"] == "cobalt" and cobalt["namespace"] == "tenant-cobalt"
+    assert "gpu-r2-01" in cobalt["nodes"] and "gpu-r1-01" not in cobalt["nodes"]
+    assert "gpucloud_tenant" not in hostvars["leaf-r1a"]
+
+
+def test_export_keeps_tenant_list_on_the_controller_group():
+    inv = listed(EXAMPLE, "--export")
+    assert [t["name"] for t in inv["controller"]["vars"]["gpucloud_tenants"]]
+    assert "gpucloud_tenants" not in inv["all"].get("vars", {})
+
+
+def test_duplicate_key_is_an_error_naming_it(tmp_path):
+    text = yaml.safe_dump(fleet(), sort_keys=False).replace("  vlan: 102\n", "  vlan: 102\n  vlan: 103\n", 1)
+    path = tmp_path / "fleet.yml"
+    path.write_text(text)
+    proc = inventory("-i", str(path), "--list")
+    assert proc.returncode != 0
+    assert "found duplicate key 'vlan'" in proc.stderr
+
+
+def test_whole_file_vault_fleet_is_read(tmp_path):
+    pw = tmp_path / "pw"
+    pw.write_text("fleet-vault-pass\n")
+    path = tmp_path / "fleet.yml"
+    path.write_text(yaml.safe_dump(fleet(), sort_keys=False))
+    enc = subprocess.run([os.path.join(BIN, "ansible-vault"), "encrypt", "--vault-password-file", str(pw), str(path)],
+                         env=ENV, capture_output=True, text=True, check=False)
+    assert enc.returncode == 0, enc.stderr
+    assert path.read_text().startswith("$ANSIBLE_VAULT;")
+    inv = listed(str(path), "--vault-password-file", str(pw))
+    assert inv["tenant_acme"]["hosts"] == ["gpu01"]
