@@ -4,9 +4,23 @@
 
 It implements the NVUE revision flow the collection uses (``POST /nvue_v1/revision``, unset with
 ``DELETE /nvue_v1/PATH?rev=ID``, ``PATCH /nvue_v1/?rev=ID``, ``GET /nvue_v1/?rev=ID|applied``,
-``PATCH /nvue_v1/revision/ID`` with ``state=apply`` then polling, ``DELETE /nvue_v1/revision/ID``)
-with basic auth, and stores the applied config. It checks nothing of NVUE's schema and configures
-no data plane: it proves the client's protocol and idempotence, not the switch's behaviour.
+``PATCH /nvue_v1/revision/ID`` with ``state=apply`` then polling, ``DELETE /nvue_v1/revision/ID``,
+``PATCH /nvue_v1/revision/applied`` with ``state=save``) with basic auth, and stores the applied
+config. It is as strict as a switch where the collection depends on it, per ../shared/FACTS.md
+(sources: NVIDIA's NVUE API page for Cumulus Linux 5.12, the NVUE command reference):
+
+* the config schema: every PATCHed path and value and every DELETEd path is checked against
+  ``nvue_schema.SCHEMA`` (the NVUE command reference); an unknown path answers 400;
+* versions (``version``, default 5.12): from 5.9 a good revision ends ``applied_and_saved``; up to
+  5.8 it ends ``applied`` and the config is only saved by ``PATCH /revision/applied
+  {"state": "save"}`` (``saved`` holds what a reboot would bring back); DELETE answers 204 from
+  5.10, 200 before;
+* revision answers are nested under the revision id (``{"6": {"state": ...}}``), as documented;
+* ``fail_state`` makes the next apply end in that failure state (``apply_error``, ``verify_error``, ...);
+* from 5.6 every call answers 403 until the default password has been changed
+  (``password_changed=False`` simulates a switch fresh from the box).
+
+It configures no data plane: it proves the client's protocol, paths and idempotence, not forwarding.
 
 Two uses, one implementation:
 
@@ -33,6 +47,11 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
+
+try:
+    from gpucloud_lab.nvue_schema import check_path, check_tree
+except ImportError:  # run as a file next to nvue_schema.py
+    from nvue_schema import check_path, check_tree  # type: ignore[no-redef]
 
 PREFIX = "/nvue_v1"
 
@@ -61,7 +80,14 @@ class NvueSimulation:
         state_file: Path | None = None,
         tls: tuple[Path, Path] | None = None,
         verbose: bool = False,
+        version: str = "5.12",
+        password_changed: bool = True,
+        fail_state: str | None = None,
     ) -> None:
+        self.version = tuple(int(p) for p in version.split(".")[:2])
+        self.password_changed = password_changed
+        self.fail_state = fail_state
+        self.saved: dict = {}
         self.auth = "Basic " + base64.b64encode(("%s:%s" % (username, password)).encode()).decode()
         self.state_file = state_file
         self.applied: dict = applied or {}
@@ -69,6 +95,7 @@ class NvueSimulation:
         if applied is None and state_file is not None and state_file.exists():
             saved = json.loads(state_file.read_text(encoding="utf-8"))
             self.applied = saved.get("applied", {})
+            self.saved = saved.get("saved", {})
             self.next_rev = int(saved.get("next_revision", 1))
         self.revisions: dict[str, dict] = {}
         self.apply_polls = apply_polls
@@ -98,8 +125,8 @@ class NvueSimulation:
             return
         self.state_file.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.state_file.with_name(self.state_file.name + ".tmp")
-        tmp.write_text(json.dumps({"applied": self.applied, "next_revision": self.next_rev}, indent=1,
-                                  sort_keys=True), encoding="utf-8")
+        tmp.write_text(json.dumps({"applied": self.applied, "saved": self.saved, "next_revision": self.next_rev},
+                                  indent=1, sort_keys=True), encoding="utf-8")
         tmp.replace(self.state_file)
 
     def _handler(self):
@@ -112,7 +139,7 @@ class NvueSimulation:
                     sys.stderr.flush()
 
             def _reply(self, code: int, body: object = None) -> None:
-                data = json.dumps(body if body is not None else {}).encode()
+                data = b"" if code == 204 else json.dumps(body if body is not None else {}).encode()
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -122,6 +149,9 @@ class NvueSimulation:
             def _route(self, method: str) -> None:
                 if self.headers.get("Authorization") != sim.auth:
                     return self._reply(401, {"title": "unauthorized"})
+                if not sim.password_changed and sim.version >= (5, 6):
+                    return self._reply(403, {"title": "Forbidden",
+                                             "detail": "Password change required for user cumulus"})
                 url = urlparse(self.path)
                 if not url.path.startswith(PREFIX):
                     return self._reply(404, {"title": "not found"})
@@ -146,23 +176,32 @@ class NvueSimulation:
                     config = sim.revisions[rev]["config"]
                 else:
                     return self._reply(404, {"title": "no pending revision %s" % rev})
+                if method == "DELETE":
+                    problem = check_path(parts)
+                    if problem:
+                        return self._reply(400, {"title": "Bad Request", "detail": problem})
                 node = config
                 for p in parts[:-1] if method == "DELETE" else parts:
                     node = node.get(p) if isinstance(node, dict) else None
                     if node is None:
-                        return self._reply(404, {"title": "no such path"}) if method == "GET" else self._reply(200, {})
+                        if method == "GET":
+                            return self._reply(404, {"title": "no such path"})
+                        return self._reply(204) if sim.version >= (5, 10) else self._reply(200, {})
                 if method == "GET":
                     return self._reply(200, node)
                 if method == "PATCH":
                     if not isinstance(body, dict):
                         return self._reply(400, {"title": "body must be an object"})
+                    problems = check_tree(body, tuple(parts))
+                    if problems:
+                        return self._reply(400, {"title": "Bad Request", "detail": "; ".join(problems[:20])})
                     merge(node, body)
                     return self._reply(200, node)
                 if method == "DELETE":
                     if parts and isinstance(node, dict):
                         node.pop(parts[-1], None)
                         _drop_empty_parents(config, parts[:-1])
-                    return self._reply(200, {})
+                    return self._reply(204) if sim.version >= (5, 10) else self._reply(200, {})
                 return self._reply(405)
 
             def _revision(self, method: str, parts: list[str], body: object) -> None:
@@ -172,28 +211,40 @@ class NvueSimulation:
                     sim.revisions[rid] = {"state": "pending", "config": copy.deepcopy(sim.applied), "polls": 0}
                     return self._reply(200, {rid: {"state": "pending", "transition": {"issue": {}, "progress": ""}}})
                 rid = parts[1] if len(parts) > 1 else ""
+                if rid == "applied" and method == "PATCH":
+                    if not isinstance(body, dict) or body.get("state") != "save":
+                        return self._reply(400, {"title": "the applied revision takes only state=save"})
+                    sim.saved = copy.deepcopy(sim.applied)
+                    sim.save()
+                    return self._reply(200, {"applied": {"state": "saved"}})
                 r = sim.revisions.get(rid)
                 if r is None:
                     return self._reply(404, {"title": "no revision %s" % rid})
                 if method == "GET":
-                    if r["state"] == "applying":
+                    if r["state"] == "apply":
                         r["polls"] += 1
                         if r["polls"] >= sim.apply_polls:
-                            sim.applied = copy.deepcopy(r["config"])
-                            r["state"] = "applied"
-                            sim.save()
-                    return self._reply(200, {"state": r["state"], "transition": {"issue": {}, "progress": ""}})
+                            if sim.fail_state:
+                                r["state"], sim.fail_state = sim.fail_state, None
+                            else:
+                                sim.applied = copy.deepcopy(r["config"])
+                                auto_save = sim.version >= (5, 9)
+                                if auto_save:
+                                    sim.saved = copy.deepcopy(sim.applied)
+                                r["state"] = "applied_and_saved" if auto_save else "applied"
+                                sim.save()
+                    return self._reply(200, {rid: {"state": r["state"], "transition": {"issue": {}, "progress": ""}}})
                 if method == "PATCH":
                     if not isinstance(body, dict) or body.get("state") != "apply":
-                        return self._reply(400, {"title": "only state=apply is simulated"})
+                        return self._reply(400, {"title": "only state=apply is simulated for a revision"})
                     if (body.get("auto-prompt") or {}).get("ays") != "ays_yes":
                         r["state"] = "ays_fail"
                     else:
-                        r["state"] = "applying"
-                    return self._reply(200, {"state": r["state"]})
+                        r["state"] = "apply"
+                    return self._reply(200, {rid: {"state": r["state"]}})
                 if method == "DELETE":
                     sim.revisions.pop(rid)
-                    return self._reply(200, {})
+                    return self._reply(204) if sim.version >= (5, 10) else self._reply(200, {})
                 return self._reply(405)
 
             def do_GET(self) -> None:
@@ -233,13 +284,14 @@ def main(argv: list[str] | None = None) -> int:
     args.add_argument("--apply-polls", type=int, default=1, help="status polls before a revision is applied")
     args.add_argument("--cert", type=Path, help="serve HTTPS with this certificate (and --key)")
     args.add_argument("--key", type=Path)
+    args.add_argument("--version", default="5.12", help="the Cumulus Linux release to answer as (e.g. 5.8, 5.12)")
     opts = args.parse_args(argv)
     password = os.environ.get("NVUE_SIM_PASSWORD")
     if not password:
         args.error("NVUE_SIM_PASSWORD is not set")
     tls = (opts.cert, opts.key) if opts.cert and opts.key else None
     sim = NvueSimulation(opts.username, password, apply_polls=opts.apply_polls, host=opts.listen, port=opts.port,
-                         state_file=opts.state, tls=tls, verbose=True)
+                         state_file=opts.state, tls=tls, verbose=True, version=opts.version)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     scheme = "https" if tls else "http"
     print(f"NVUE API SIMULATION listening on {scheme}://{opts.listen}:{sim.port}{PREFIX}, "

@@ -7,8 +7,14 @@ Private to the collection. The flow: ``POST /nvue_v1/revision`` (new revision),
 ``DELETE /nvue_v1/<path>?rev=ID`` (unset), ``PATCH /nvue_v1/?rev=ID`` (set, JSON body),
 compare ``GET /nvue_v1/?rev=ID`` with ``GET /nvue_v1/?rev=applied``, then either
 ``PATCH /nvue_v1/revision/ID`` ``{"state": "apply", "auto-prompt": {"ays": "ays_yes"}}`` and poll
-``GET /nvue_v1/revision/ID`` until ``applied``, or ``DELETE /nvue_v1/revision/ID`` (check mode,
+``GET /nvue_v1/revision/ID`` until it is applied, or ``DELETE /nvue_v1/revision/ID`` (check mode,
 or nothing to change).
+
+Cumulus Linux 5.9 and later save an applied revision themselves (state ``applied_and_saved``);
+up to 5.8 a revision ends ``applied`` and is lost at reboot unless saved, so the client then
+saves it (``PATCH /nvue_v1/revision/applied {"state": "save"}``). Answers may be nested under the
+revision id (``{"6": {"state": ...}}``, as NVIDIA's API page shows). Any failure state, listed
+or not (``..._fail``, ``..._error``, ``invalid``), ends the wait at once with that state named.
 """
 
 from __future__ import annotations
@@ -21,8 +27,35 @@ from urllib.parse import quote
 
 from ansible.module_utils.urls import open_url
 
-DONE = ("applied",)
-FAILED = ("invalid", "ays_fail", "apply_fail", "failed", "conflict")
+SAVED = "applied_and_saved"  # 5.9+: applied and saved by the switch
+APPLIED = "applied"  # up to 5.8: applied, not saved
+FAILED = (
+    "invalid",
+    "ays_fail",
+    "apply_fail",
+    "apply_error",
+    "verify_error",
+    "ready_error",
+    "confirm_fail",
+    "ignore_fail",
+    "failed",
+    "conflict",
+)
+
+
+def is_failure(state: str) -> bool:
+    return state in FAILED or state.endswith(("_fail", "_error", "_failed"))
+
+
+def revision_state(answer: Any, rev: str) -> dict:
+    """The revision's status from an answer, flat (``{"state": ...}``) or nested under its id."""
+    if isinstance(answer, dict) and "state" not in answer:
+        nested = answer.get(str(rev))
+        if nested is None and len(answer) == 1:
+            nested = next(iter(answer.values()))
+        if isinstance(nested, dict):
+            return nested
+    return answer if isinstance(answer, dict) else {}
 
 
 class NvueError(Exception):
@@ -69,6 +102,11 @@ class NvueClient:
             detail = exc.read().decode("utf-8", "replace")[:500] if hasattr(exc, "read") else ""
             if exc.code == 401:
                 raise NvueError("NVUE API %s: authentication failed; check username/password" % url) from exc
+            if exc.code == 403:
+                raise NvueError(
+                    "NVUE API %s answered 403 (%s): from Cumulus Linux 5.6 the API refuses every call until the "
+                    "default password of the user has been changed; change it on the switch first" % (url, detail)
+                ) from exc
             raise NvueError("NVUE API %s %s answered %d: %s" % (method, url, exc.code, detail)) from exc
         except (URLError, OSError) as exc:
             raise NvueError(
@@ -100,26 +138,38 @@ class NvueClient:
         self.request("DELETE", "/revision/" + quote(rev, safe=""))
 
     def apply(self, rev: str, wait: float = 120.0, interval: float = 1.0) -> dict:
-        self.request(
+        """Apply and wait; returns the final status. Raises with the state named on any failure."""
+        answer = self.request(
             "PATCH", "/revision/" + quote(rev, safe=""), body={"state": "apply", "auto-prompt": {"ays": "ays_yes"}}
         )
         deadline = time.monotonic() + wait
+        status = revision_state(answer, rev)
         while True:
-            status = self.request("GET", "/revision/" + quote(rev, safe=""))
             state = str(status.get("state", ""))
-            if state in DONE:
+            if state in (SAVED, APPLIED):
                 return status
-            if state in FAILED:
+            if is_failure(state):
                 raise NvueError(
-                    "NVUE revision %s: apply ended in state %s: %s" % (rev, state, status.get("transition"))
+                    "NVUE revision %s: apply ended in state %s: %s; the switch keeps its previous config "
+                    "(see nv config history)" % (rev, state, status.get("transition"))
                 )
             if time.monotonic() > deadline:
                 raise NvueError("NVUE revision %s: still %r after %ss; see nv config history" % (rev, state, wait))
             time.sleep(interval)
+            status = revision_state(self.request("GET", "/revision/" + quote(rev, safe="")), rev)
+
+    def save(self) -> None:
+        """Save the applied config to the startup config (what Cumulus Linux 5.9+ does itself)."""
+        self.request("PATCH", "/revision/applied", body={"state": "save", "auto-prompt": {"ays": "ays_yes"}})
 
 
-def change(client: NvueClient, set_tree: dict, unset: list[str], check_mode: bool, wait: float = 120.0) -> dict:
-    """Run the revision flow; returns ``changed``, ``revision``, ``before``, ``after``."""
+def change(
+    client: NvueClient, set_tree: dict, unset: list[str], check_mode: bool, wait: float = 120.0, save: bool = True
+) -> dict:
+    """Run the revision flow; returns ``changed``, ``revision``, ``before``, ``after``, ``saved``.
+
+    ``save``: where the switch applied without saving (up to 5.8), save the applied config.
+    """
     before = client.applied()
     rev = client.create_revision()
     try:
@@ -134,6 +184,10 @@ def change(client: NvueClient, set_tree: dict, unset: list[str], check_mode: boo
     changed = after != before
     if check_mode or not changed:
         client.discard(rev)
-        return {"changed": changed, "revision": None, "before": before, "after": after}
-    client.apply(rev, wait=wait)
-    return {"changed": True, "revision": rev, "before": before, "after": client.applied()}
+        return {"changed": changed, "revision": None, "before": before, "after": after, "saved": None}
+    status = client.apply(rev, wait=wait)
+    saved = status.get("state") == SAVED
+    if not saved and save:
+        client.save()
+        saved = True
+    return {"changed": True, "revision": rev, "before": before, "after": client.applied(), "saved": saved}

@@ -108,7 +108,12 @@ def vlan_ranges(vlans: list[int]) -> str:
 
 
 def _merge_trunk_adds(items: list[Item]) -> list[Item]:
-    """One ``switchport trunk allowed vlan add <ranges>`` per port instead of one per VLAN."""
+    """One ``switchport trunk allowed vlan <ranges>`` per port: the port's whole list.
+
+    A trunk allows every VLAN until told otherwise, and ``allowed vlan add`` only appends, so
+    a trunk that must carry only its tenants' VLANs is given its whole list (as running-config
+    shows it, ``switchport trunk allowed vlan 102-104,110``).
+    """
     vlans: dict[str, list[int]] = {}
     out: list[Item] = []
     for item in items:
@@ -121,7 +126,7 @@ def _merge_trunk_adds(items: list[Item]) -> list[Item]:
             out.append((item[0], ""))  # keeps the line's place in its block
         vlans[item[0]].append(int(m.group(1)))
     return [
-        (i[0], "switchport trunk allowed vlan add " + vlan_ranges(vlans[i[0]])) if len(i) == 2 and i[1] == "" else i
+        (i[0], "switchport trunk allowed vlan " + vlan_ranges(vlans[i[0]])) if len(i) == 2 and i[1] == "" else i
         for i in out
     ]
 
@@ -129,8 +134,8 @@ def _merge_trunk_adds(items: list[Item]) -> list[Item]:
 def to_text(items: list[Item], removals: bool = False) -> list[str]:
     """Items to CLI lines, grouped into blocks; ``removals`` keeps the items' own order.
 
-    Trunk VLANs added to a port are written as one ranged line (``add 102-901``), as EOS
-    shows them; removals stay one per VLAN.
+    A trunk port's VLANs are written as its whole allowed list, one ranged line
+    (``switchport trunk allowed vlan 102-901``), as EOS shows them.
     """
     tree: dict[str, dict] = {}
     for item in items if removals else _merge_trunk_adds(items):
@@ -213,7 +218,7 @@ def _cli_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, o
         vrf_lines.append(t["vrf"])
     for g in groups.values():
         trunk = "   switchport mode trunk\n" + (
-            "   switchport trunk allowed vlan add %s\n" % vlan_ranges(g.vlans) if g.vlans else ""
+            "   switchport trunk allowed vlan %s\n" % vlan_ranges(g.vlans) if g.vlans else ""
         )
         access = "   switchport access vlan %d\n" % g.vlans[-1] if g.vlans else ""
         for p in g.ports:
@@ -289,10 +294,44 @@ def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, o
         new_set, old_set = set(new_items), set(old_items)
         removals.extend(_negate(i) for i in old_items if i not in new_set and not _shared(i))
         adds.extend(i for i in new_items if i not in old_set)
+    removals, adds = _trunk_lists(removals, adds, before, after)
     commands = to_text(removals, removals=True)
     if adds:
         commands += [line for line in to_text(global_items(switch, underlay) + adds) if line.strip() != "!"]
     return {"commands": commands}
+
+
+def _trunk_lists(removals: list[Item], adds: list[Item], before: list[dict], after: list[dict]) -> tuple:
+    """Trunk memberships as each changed port's whole allowed list, never ``add``/``remove``.
+
+    ``add`` only appends to a list that allows everything by default, so a port that has just
+    become a trunk would carry every VLAN of the switch; the whole list (or ``none``) is exact.
+    """
+    def trunk_vlans(tenants: list[dict]) -> dict[str, set[int]]:
+        out: dict[str, set[int]] = {}
+        for t in tenants:
+            for p in t["ports"]:
+                if p["mode"] == "trunk":
+                    out.setdefault(p["port"], set()).add(t["vlan"])
+        return out
+
+    old, new = trunk_vlans(before), trunk_vlans(after)
+
+    def membership(item: Item) -> bool:
+        return len(item) == 2 and item[1].startswith("switchport trunk allowed vlan ")
+
+    removals = [i for i in removals if not membership(i)]
+    adds = [i for i in adds if not membership(i)]
+    for port in sorted(set(old) | set(new), key=port_key):
+        if old.get(port) == new.get(port):
+            continue
+        iface = "interface %s" % port
+        if new.get(port):
+            adds.append((iface, "switchport mode trunk"))
+            adds.append((iface, "switchport trunk allowed vlan " + vlan_ranges(sorted(new[port]))))
+        else:
+            removals.append((iface, "switchport trunk allowed vlan none"))
+    return removals, adds
 
 
 # --- parse ---------------------------------------------------------------------------

@@ -67,6 +67,7 @@ def tenant_items(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item
         (("interface", svi, "ip", "vrr", "enable"), "on"),
         (("interface", svi, "ip", "vrr", "address", t["gateway"]), None),
         (("interface", svi, "ip", "vrr", "mac-address"), underlay["anycast_mac"]),
+        (("interface", svi, "ip", "vrr", "state", "up"), None),  # VRR is down until set up
         (("vrf", vrf, "evpn", "enable"), "on"),
         (("vrf", vrf, "evpn", "vni", str(t["l3vni"])), None),
         ((*bgp, "enable"), "on"),
@@ -75,8 +76,10 @@ def tenant_items(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item
         ((*af, "enable"), "on"),
         ((*af, "redistribute", "connected", "enable"), "on"),
         ((*af, "route-export", "to-evpn", "enable"), "on"),
-        ((*af, "route-export", "to-evpn", "route-target", rt(opts, t["l3vni"])), None),
-        ((*af, "route-import", "from-evpn", "route-target", rt(opts, t["l3vni"])), None),
+        # The L3 VNI's route-targets sit on the VRF's BGP instance, not under the address family
+        # (NVUE reference: vrf <vrf-id> router bgp route-export to-evpn route-target <rt>).
+        ((*bgp, "route-export", "to-evpn", "route-target", rt(opts, t["l3vni"])), None),
+        ((*bgp, "route-import", "from-evpn", "route-target", rt(opts, t["l3vni"])), None),
     ]
     for p in t["ports"]:
         if p["mode"] == "access":
@@ -205,7 +208,7 @@ _Y_BRIDGE = "            %(vlan)s:\n              vni:\n                %(vni)s:
 _Y_SVI = (
     "      %(svi)s:\n        type: svi\n        vlan: %(vlan_int)s\n        description: %(marker)s\n"
     "        ip:\n          vrf: %(vrf)s\n          vrr:\n            enable: 'on'\n            address:\n"
-    "              %(gateway)s: {}\n            mac-address: %(mac)s\n"
+    "              %(gateway)s: {}\n            mac-address: %(mac)s\n            state:\n              up: {}\n"
 )
 _Y_VRF = (
     "      %(vrf)s:\n        evpn:\n          enable: 'on'\n          vni:\n            %(l3vni)s: {}\n"
@@ -213,9 +216,9 @@ _Y_VRF = (
     "            router-id: %(loopback)s\n            address-family:\n              ipv4-unicast:\n"
     "                enable: 'on'\n                redistribute:\n                  connected:\n"
     "                    enable: 'on'\n                route-export:\n                  to-evpn:\n"
-    "                    enable: 'on'\n                    route-target:\n                      %(rt3)s: {}\n"
-    "                route-import:\n                  from-evpn:\n                    route-target:\n"
-    "                      %(rt3)s: {}\n"
+    "                    enable: 'on'\n            route-export:\n              to-evpn:\n"
+    "                route-target:\n                  %(rt3)s: {}\n            route-import:\n"
+    "              from-evpn:\n                route-target:\n                  %(rt3)s: {}\n"
 )
 _Y_PORT = "      %s:\n        bridge:\n          domain:\n            br_default:\n"
 
@@ -292,6 +295,7 @@ def _nv_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, op
             "nv set interface %s ip vrr enable on\n"
             "nv set interface %s ip vrr address %s\n"
             "nv set interface %s ip vrr mac-address %s\n"
+            "nv set interface %s ip vrr state up\n"
             "nv set vrf %s evpn enable on\n"
             "nv set vrf %s evpn vni %d\n"
             "%senable on\n%sautonomous-system %s\n%srouter-id %s\n"
@@ -307,11 +311,12 @@ def _nv_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, op
                 svi,
                 svi, t["gateway"],
                 svi, mac,
+                svi,
                 vrf,
                 vrf, t["l3vni"],
                 bgp, bgp, asn, bgp, loopback,
                 af, af, af,
-                af, rt3, af, rt3,
+                bgp, rt3, bgp, rt3,
             )
         )  # fmt: skip
         g = groups[id(t["ports"])]
@@ -354,7 +359,29 @@ def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, o
         sets.extend(item for item in new_items if item not in old_set)
     if sets:
         sets = global_items(switch, opts) + sets
-    return {"unset": unset, "set": sets}
+    return {"unset": _leave_bridge(unset, before, after), "set": sets}
+
+
+def _leave_bridge(unset: list[Path], before: list[dict], after: list[dict]) -> list[Path]:
+    """A port whose last tenant VLAN goes leaves the bridge instead of keeping an empty membership.
+
+    A bridge member port with no VLAN of its own inherits every VLAN of the bridge domain
+    (NVUE), so unsetting only ``access``/``vlan N`` would open the port to all tenants.
+    """
+    remaining = {p["port"] for t in after for p in t["ports"]}
+    emptied = {p["port"] for t in before for p in t["ports"]} - remaining
+    if not emptied:
+        return unset
+    out: list[Path] = []
+    left: set[str] = set()
+    for path in unset:
+        if path[0] == "interface" and path[1] in emptied and path[2:4] == ("bridge", "domain"):
+            if path[1] not in left:
+                left.add(path[1])
+                out.append(("interface", path[1], "bridge", "domain", BRIDGE))
+            continue
+        out.append(path)
+    return out
 
 
 # --- parse ---------------------------------------------------------------------------

@@ -43,9 +43,19 @@ options:
     default: []
   apply_timeout:
     description:
-      - Seconds to wait for the switch to apply a revision.
+      - Seconds to wait for the switch to apply a revision. A failure state of the revision
+        (C(apply_error), C(verify_error), C(ays_fail), any C(*_fail) or C(*_error)) ends the wait at
+        once with an error naming the state.
     type: int
     default: 120
+  save:
+    description:
+      - Save the applied config to the startup config when the switch has not saved it itself.
+        Cumulus Linux 5.9 and later save on apply (state C(applied_and_saved)); up to 5.8 an
+        applied revision is lost at reboot unless saved, which this does with
+        C(PATCH /nvue_v1/revision/applied {"state": "save"}).
+    type: bool
+    default: true
 extends_documentation_fragment:
   - gpucloud.baremetal.nvue
 attributes:
@@ -90,6 +100,13 @@ revision:
   returned: state is applied
   type: str
   sample: "12"
+saved:
+  description:
+    - Whether the applied config is in the switch's startup config (saved by the switch itself from
+      Cumulus Linux 5.9, or by this module with O(save)); null when nothing was applied.
+  returned: state is applied
+  type: bool
+  sample: true
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -112,6 +129,7 @@ def main() -> None:
             "set": {"type": "dict", "default": {}},
             "unset": {"type": "list", "elements": "str", "default": []},
             "apply_timeout": {"type": "int", "default": 120},
+            "save": {"type": "bool", "default": True},
         },
         supports_check_mode=True,
     )
@@ -121,10 +139,11 @@ def main() -> None:
     try:
         if p["state"] == "gathered":
             module.exit_json(changed=False, config=client.applied())
-        result = change(client, p["set"], p["unset"], module.check_mode, wait=p["apply_timeout"])
+        result = change(client, p["set"], p["unset"], module.check_mode, wait=p["apply_timeout"], save=p["save"])
     except NvueError as exc:
         module.fail_json(msg=str(exc))
-    out = {"changed": result["changed"], "revision": result["revision"], "config": result["after"]}
+    out = {"changed": result["changed"], "revision": result["revision"], "config": result["after"],
+           "saved": result["saved"]}
     if module._diff and result["changed"]:
         out["diff"] = {"before": result["before"], "after": result["after"]}
     module.exit_json(**out)

@@ -156,5 +156,86 @@ def test_eos_trunk_vlans_are_one_ranged_line_and_parse_back():
     switch["tenants"] = sorted(switch["tenants"] + extra, key=lambda t: t["vlan"])
     text = _fabric.render_files(switch, UNDERLAY)["eos.cfg"]
     trunk_lines = [line.strip() for line in text.splitlines() if "trunk allowed vlan" in line]
-    assert trunk_lines and set(trunk_lines) == {"switchport trunk allowed vlan add 102-104,110"}
+    assert trunk_lines and set(trunk_lines) == {"switchport trunk allowed vlan 102-104,110"}
     assert _fabric.parse_native("eos", text) == _fabric.desired(switch)
+
+
+def test_eos_render_read_back_by_arista_eos_l2_interfaces():
+    """arista.eos's own l2_interfaces fact parser (an independent reader of EOS text) sees each
+    port's exact list: an `allowed vlan add N` line reads as the list 'add', and a trunk with no
+    list allows every VLAN of the switch."""
+    from ansible_collections.arista.eos.plugins.module_utils.network.eos.facts.l2_interfaces.l2_interfaces import (
+        L2_interfacesFacts,
+    )
+
+    facts = L2_interfacesFacts(module=None)
+    for name, switch in SWITCHES.items():
+        if switch["role"] != "leaf":
+            continue
+        sw = dict(switch, platform="eos")
+        text = _fabric.render_files(sw, UNDERLAY)["eos.cfg"]
+        blocks = ("\n" + text).split("\ninterface ")[1:]
+        parsed = {b.split()[0]: facts.render_config(facts.generated_spec, b) for b in blocks}
+        for t in _fabric.desired(sw):
+            for p in t["ports"]:
+                got = parsed[p["port"]]
+                if p["mode"] == "access":
+                    assert got["access"] == {"vlan": t["vlan"]}, (name, p)
+                else:
+                    want = {x["vlan"] for x in _fabric.desired(sw) if p in x["ports"]}
+                    assert got["mode"] == "trunk", (name, p)
+                    allowed = got["trunk"]["trunk_allowed_vlans"]
+                    assert _render_eos_vlans(allowed) == want, (name, p, allowed)
+
+
+def _render_eos_vlans(text):
+    from ansible_collections.gpucloud.baremetal.plugins.module_utils import _render_eos
+
+    assert text not in ("add", "all"), "the trunk's allowed list is %r" % text
+    return _render_eos._vlan_list(text)
+
+
+def test_eos_parser_reads_running_config_text():
+    """Running-config as EOS prints it (vendor documentation form), not our own output."""
+    running = """\
+vlan 101
+   name gpucloud:acme
+!
+vlan 102
+   name gpucloud:beta
+!
+interface Ethernet1
+   description server01
+   switchport access vlan 101
+!
+interface Ethernet2
+   description server02
+   switchport trunk allowed vlan 101-102
+   switchport mode trunk
+!
+interface Vlan101
+   description gpucloud:acme
+   vrf acme
+   ip address virtual 10.101.0.1/24
+!
+interface Vlan102
+   description gpucloud:beta
+   vrf beta
+   ip address virtual 10.102.0.1/24
+!
+interface Vxlan1
+   vxlan source-interface Loopback0
+   vxlan udp-port 4789
+   vxlan vlan 101 vni 10101
+   vxlan vlan 102 vni 10102
+   vxlan vrf acme vni 50101
+   vxlan vrf beta vni 50102
+!
+"""
+    from ansible_collections.gpucloud.baremetal.plugins.module_utils import _render_eos
+
+    tenants = {t["name"]: t for t in _render_eos.parse(running)}
+    assert tenants["acme"]["ports"] == [{"port": "Ethernet1", "mode": "access"}, {"port": "Ethernet2", "mode": "trunk"}]
+    assert tenants["beta"]["ports"] == [{"port": "Ethernet2", "mode": "trunk"}]
+    assert (tenants["beta"]["vni"], tenants["beta"]["l3vni"], tenants["beta"]["gateway"]) == (10102, 50102,
+                                                                                             "10.102.0.1/24")

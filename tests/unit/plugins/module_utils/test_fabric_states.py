@@ -66,11 +66,13 @@ def test_overridden_removes_exactly_the_stale_tenant(platform):
             "VRF|Vrf-stale", "VXLAN_TUNNEL_MAP|vtep|map_10199_Vlan199", "VXLAN_TUNNEL_MAP|vtep|map_50199_Vlan2199",
             "VLAN_MEMBER|Vlan199|swp3", "VLAN|Vlan199", "VLAN|Vlan2199"]
     else:
-        assert commands["commands"] == [
+        assert commands["commands"][:10] == [
             "router bgp 65101", "   no vlan 199", "   no vrf stale", "interface Vxlan1",
             "   no vxlan vlan 199 vni 10199", "   no vxlan vrf stale vni 50199", "no interface Vlan199",
-            "interface swp3", "   switchport trunk allowed vlan remove 199", "no ip routing vrf stale",
-            "no vrf instance stale", "no vlan 199"]
+            "no ip routing vrf stale", "no vrf instance stale", "no vlan 199"]
+        # the trunk gets its whole remaining list: never `remove`/`add` (a bare trunk allows every VLAN)
+        assert commands["commands"][11:14] == [
+            "interface swp3", "   switchport mode trunk", "   switchport trunk allowed vlan 102"]
     if platform in ("nvue", "sonic"):
         vrf = "Vrf-stale" if platform == "sonic" else "stale"
         assert commands["frr"] == ["router bgp %d" % sw["asn"], " address-family l2vpn evpn", "  no vni 10199",
@@ -208,3 +210,77 @@ def test_nvue_errors_are_one_line():
             bad.applied()
     with pytest.raises(NvueError, match="unreachable"):
         NvueClient("http://127.0.0.1:9/nvue_v1", "u", "p", timeout=2).applied()
+
+
+# --- NVUE as a real switch takes it (../shared/FACTS.md, NVIDIA's NVUE API page and reference) ---
+
+
+def test_rendered_nvue_uses_only_paths_of_the_nvue_reference():
+    from tests.support.nvue_api_sim import check_tree
+
+    for name, sw in SWITCHES.items():
+        if sw["platform"] == "nvue" and sw["role"] == "leaf":
+            tree = _render_nvue.render(sw, _fabric.desired(sw), UNDERLAY, _fabric.options_with_defaults(None))
+            assert check_tree(tree) == [], name
+            vrf = tree["vrf"][sw["tenants"][0]["vrf"]]["router"]["bgp"]
+            assert vrf["route-export"]["to-evpn"]["route-target"], "L3 VNI route-target not on the VRF's BGP"
+            svi = tree["interface"]["vlan%d" % sw["tenants"][0]["vlan"]]["ip"]["vrr"]
+            assert svi["state"] == {"up": {}}, "VRR stays down without state up"
+
+
+def test_the_simulation_refuses_a_path_no_switch_has():
+    bad = {"vrf": {"acme": {"router": {"bgp": {"address-family": {"ipv4-unicast": {"route-export": {
+        "to-evpn": {"route-target": {"64512:50101": {}}}}}}}}}}}
+    with NvueSimulation() as sim:
+        client = _client(sim)
+        rev = client.create_revision()
+        with pytest.raises(NvueError, match="answered 400.*route-target: no such path"):
+            client.patch(rev, bad)
+        with pytest.raises(NvueError, match="answered 400"):
+            client.unset(rev, "vrf/acme/router/bgp/address-family/ipv4-unicast/route-export/to-evpn/route-target")
+
+
+@pytest.mark.parametrize("version,state,save_calls", [("5.8", "applied", 1), ("5.12", "applied_and_saved", 0)])
+def test_nvue_apply_is_saved_on_every_release(version, state, save_calls):
+    with NvueSimulation(version=version) as sim:
+        plan, result = _push(sim, "merged")
+        assert result["changed"] and result["saved"] is True
+        assert sim.saved == sim.applied, "the applied config would be lost at reboot"
+        assert sim.log.count(("PATCH", "/nvue_v1/revision/applied")) == save_calls
+        assert sim.revisions[result["revision"]]["state"] == state
+
+
+@pytest.mark.parametrize("failure", ["verify_error", "apply_fail", "frobnicate_error"])
+def test_nvue_failure_state_is_named_at_once(failure):
+    import time
+
+    with NvueSimulation(fail_state=failure) as sim:
+        start = time.monotonic()
+        with pytest.raises(NvueError, match="apply ended in state %s" % failure):
+            _push(sim, "merged")
+        assert time.monotonic() - start < 4, "waited for the timeout instead of reading the failure"
+        assert sim.applied == {}, "a failed revision changed the switch"
+
+
+def test_nvue_default_password_gets_a_clear_error():
+    with NvueSimulation(password_changed=False) as sim:
+        with pytest.raises(NvueError, match="403.*default password"):
+            _client(sim).applied()
+
+
+def test_nvue_removing_the_last_vlan_of_a_port_takes_it_out_of_the_bridge():
+    """A bridge port with no VLAN of its own carries every VLAN of the bridge: a tenant leak."""
+    sw = LEAVES["nvue"]
+    private = next(t for t in sw["tenants"] if not t.get("trunk"))
+    port = private["ports"][0]["port"]
+    with NvueSimulation(version="5.12") as sim:
+        _push(sim, "merged")
+        assert "access" in sim.applied["interface"][port]["bridge"]["domain"]["br_default"]
+        client = _client(sim)
+        plan = switch_tenants.run(params(sw, "deleted", client.applied(), tenants=[private["name"]]))
+        cmds = plan["commands"]
+        change(client, cmds.get("set") or {}, cmds.get("unset") or [], False, wait=5)
+        assert "bridge" not in sim.applied["interface"].get(port, {}), sim.applied["interface"].get(port)
+        shared = next(t for t in sw["tenants"] if t.get("trunk"))
+        trunk = shared["ports"][0]["port"]
+        assert sim.applied["interface"][trunk]["bridge"]["domain"]["br_default"]["vlan"], "other tenants lost"
