@@ -71,8 +71,8 @@ def main() -> int:
             row["start"] = measure([os.path.join(BIN, "ansible-playbook"), "-i", path, playbook], env)
             rows.append(row)
     print("inventory at scale (1,000 tenants, half private, 128 leaves); each command in its own process")
-    print("%6s %9s | %-22s %10s | %-22s | %-22s" % ("nodes", "fleet KiB", "--list s / peak MiB", "output KiB",
-                                                     "--list --export", "ansible-playbook start"))
+    header = ("nodes", "fleet KiB", "--list s / peak MiB", "output KiB", "--list --export", "ansible-playbook start")
+    print("%6s %9s | %-22s %10s | %-22s | %-22s" % header)
     for r in rows:
         print("%6d %9.0f | %8.1f s %8.0f MiB %10.0f | %8.1f s %8.0f MiB | %8.1f s %8.0f MiB" % (
             r["nodes"], r["kib"], *r["list"], r["list_kib"], *r["export"], *r["start"]))

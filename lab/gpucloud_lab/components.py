@@ -3,7 +3,6 @@
 """The lab's components, in start order, and the status table."""
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from collections.abc import Iterable
@@ -13,8 +12,6 @@ from typing import Protocol
 
 from gpucloud_lab import boottarget, charts, config, hosts, kube, net, redfish, rootfs, switches, tools
 from gpucloud_lab.util import daemon_pid, lab_units, remove_lab_cgroup, run, say, start_daemon, stop_unit, wait_for
-
-UPSTREAM = Path(os.environ.get("GPUCLOUD_LAB_UPSTREAM", config.REPO_DIR.parent / "shared" / "upstream"))
 
 
 @dataclass(frozen=True)
@@ -80,7 +77,7 @@ class Kubernetes:
         kube.ensure_binaries()
         say(f"host cluster: etcd + kube-apiserver at {kube.HOST_CLUSTER.server}")
         kube.HOST_CLUSTER.up()
-        install_upstream_crds()
+        install_chart_crds()
         say(f"host cluster: ready; admin kubeconfig {config.KUBECONFIG}")
 
     def down(self) -> None:
@@ -134,9 +131,14 @@ class Switches:
         return rows
 
 
-def install_upstream_crds() -> None:
-    """The real upstream CRDs (what the real charts would install), when ../shared/upstream is there."""
-    crds = sorted(UPSTREAM.glob("*.crd.yaml"))
+def chart_crds() -> list[Path]:
+    """The CRDs of the stand-in charts (Helm's `crds/` folders): the real charts' CRDs, written to the same API."""
+    return sorted(crd for chart in charts.chart_dirs() for crd in (chart / "crds").glob("*.yaml"))
+
+
+def install_chart_crds() -> None:
+    """Into the host cluster at `up`, as an operator installs a chart's CRDs ahead of its releases."""
+    crds = chart_crds()
     if crds:
         run([str(tools.TOOLS_DIR / "kubectl"), f"--kubeconfig={config.KUBECONFIG}", "apply", "--server-side",
              "--force-conflicts", "--field-manager=gpucloud-lab", *(f"--filename={c}" for c in crds)])

@@ -33,7 +33,7 @@ def _on_off(v: Any) -> str | None:
 
 def _int(lo: int, hi: int) -> Callable[[Any], str | None]:
     def check(v: Any) -> str | None:
-        if isinstance(v, bool) or not isinstance(v, int) and not (isinstance(v, str) and v.isdigit()):
+        if isinstance(v, bool) or (not isinstance(v, int) and not (isinstance(v, str) and v.isdigit())):
             return "must be an integer %d-%d" % (lo, hi)
         return None if lo <= int(v) <= hi else "must be an integer %d-%d" % (lo, hi)
 

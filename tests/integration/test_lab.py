@@ -46,7 +46,7 @@ def test_wireguard_go_tunnel_between_hosts(lab: Lab) -> None:
     assert "Start wg-quick@labtest" in run.changed_tasks("gpu1")
 
 
-def test_host_cluster_api_with_upstream_crds(lab: Lab) -> None:
+def test_host_cluster_api_with_the_charts_crds(lab: Lab) -> None:
     run = lab.playbook("host_cluster.yml", K8S_VARS)
     assert run.rc == 0, run.failures()
     task = "Create a KAI Queue whose GPU quota is a string"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .checker import Checker, Unique, netaddr, type_name
+from .checker import Checker, Unique, ip_str, type_name
 from .schema import (
     DNS_LABEL,
     ISOLATIONS,
@@ -73,7 +73,7 @@ def tenants(c: Checker, raw: Any) -> list[dict]:
             if net is not None:
                 entry["_net"] = net
                 entry["subnet"] = str(net.cidr)
-                entry["gateway"] = str(netaddr.IPAddress(net.first + 1, 4))
+                entry["gateway"] = ip_str(net.first + 1)
                 entry["gateway_cidr"] = "%s/%d" % (entry["gateway"], net.prefixlen)
                 c.claim_subnet(net, path + ".subnet")
         if "gpu" in m:
@@ -162,7 +162,7 @@ def wireguard(c: Checker, raw_tenant: dict, entry: dict, path: str) -> dict:
         if net is not None:
             out["_net"] = net
             out["subnet"] = str(net.cidr)
-            out["hub_ip"] = str(netaddr.IPAddress(net.first + 1, 4))
+            out["hub_ip"] = ip_str(net.first + 1)
             c.claim_subnet(net, path + ".wireguard.subnet")
     if "port" in w:
         out["port"] = c.integer(w["port"], path + ".wireguard.port", PORT_RANGE)
