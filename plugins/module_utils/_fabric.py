@@ -506,8 +506,12 @@ def render_files(switch: dict, underlay: dict, options: dict | None = None) -> d
     ``frr.conf`` where routing is FRR (NVUE, SONiC). Spines get no tenant config.
     """
     validate(switch, underlay, options)
+    return render_tenants(switch, desired(switch), underlay, options)
+
+
+def render_tenants(switch: dict, tenants: list[dict], underlay: dict, options: dict | None = None) -> dict[str, str]:
+    """Every native file of one switch for the given tenants (neutral shape, e.g. a plan's result)."""
     opts = options_with_defaults(options)
-    tenants = desired(switch)
     platform = switch["platform"]
     files = dict(renderer(platform).render_text(switch, tenants, underlay, opts))
     if platform in FRR_PLATFORMS:

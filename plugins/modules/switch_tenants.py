@@ -90,6 +90,15 @@ options:
         C(vlan + l3vni_vlan_offset). It must not collide with a tenant VLAN on the switch.
     type: int
     default: 2000
+  render_after:
+    description:
+      - With a push state (V(merged), V(replaced), V(overridden), V(deleted)), also return the
+        native files of the switch's config after the change in RV(rendered). For a switch
+        whose config is kept as files rather than pushed (the switch_fabric role's
+        C(switch_fabric_push=false)): the kept file is the O(running_config), and these files
+        replace it.
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full
@@ -142,7 +151,7 @@ rendered:
   description:
     - Native files of the switch, extension to text
       (C(nvue.yaml), C(nvue.nv), C(sonic.json), C(eos.cfg), C(frr.conf)).
-  returned: state is rendered
+  returned: state is rendered, or O(render_after) with a push state
   type: dict
   sample: {"eos.cfg": "vlan 101\n   name gpucloud:acme\n!\n"}
 parsed:
@@ -197,6 +206,7 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric import 
     parse_native,
     plan,
     render_files,
+    render_tenants,
     renderer,
     validate,
 )
@@ -258,6 +268,8 @@ def run(params: dict) -> dict:
         "changes": changes(have, after),
         "commands": commands,
     }
+    if params.get("render_after"):
+        result["rendered"] = render_tenants(switch, after, underlay, opts)
     if result["changed"]:
         text_before = renderer(platform).render_text(switch, have, underlay, opts)
         text_after = renderer(platform).render_text(switch, after, underlay, opts)
@@ -283,6 +295,7 @@ def main() -> None:
             "tenants": {"type": "list", "elements": "str"},
             "route_target_asn": {"type": "int", "default": 64512},
             "l3vni_vlan_offset": {"type": "int", "default": 2000},
+            "render_after": {"type": "bool", "default": False},
         },
         supports_check_mode=True,
     )

@@ -1,0 +1,57 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Day 2 of the fabric on the lab: onboarding and offboarding one tenant, and what
+`fabric.yml --check --diff` shows a reviewer. leaf1 is pushed to (the lab's NVUE API
+simulation); leaf2 is render-only (switch_fabric_push=false in the lab inventory): its kept
+native files are its config."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.integration.lab import Lab
+
+NVUE_STATE = Path("/var/lib/gpucloud-lab/switches/leaf1.json")
+LEAF2_FILE = Path("/var/lib/gpucloud-lab/fabric/leaf2.sonic.json")
+
+
+def leaf1_tenants() -> set[str]:
+    applied = json.loads(NVUE_STATE.read_text()).get("applied", {})
+    return {i["description"].split(":", 1)[1] for i in (applied.get("interface") or {}).values()
+            if str(i.get("description", "")).startswith("gpucloud:")}
+
+
+def leaf2_vlans() -> set[str]:
+    return set(json.loads(LEAF2_FILE.read_text()).get("VLAN", {})) if LEAF2_FILE.exists() else set()
+
+
+def test_offboard_and_onboard_a_tenant_on_the_lab(lab: Lab) -> None:
+    start = lab.playbook("playbooks/fabric.yml")
+    assert start.rc == 0, start.failures()
+    assert {"acme", "beta"} <= leaf1_tenants() and "Vlan102" in leaf2_vlans()
+
+    refused = lab.playbook("playbooks/tenant_offboard.yml", {"tenant": "nosuch", "confirm": "nosuch"})
+    assert refused.rc != 0 and leaf1_tenants() >= {"acme", "beta"}
+
+    off = lab.playbook("playbooks/tenant_offboard.yml", {"tenant": "beta", "confirm": "beta"})
+    assert off.rc == 0, off.failures()
+    assert "beta" not in leaf1_tenants() and "acme" in leaf1_tenants()
+    assert "Vlan102" not in leaf2_vlans() and "Vlan101" in leaf2_vlans(), "leaf2's kept config still has beta"
+    again = lab.playbook("playbooks/tenant_offboard.yml", {"tenant": "beta", "confirm": "beta"})
+    assert again.rc == 0 and again.changed_tasks("leaf1") == [] and again.changed_tasks("leaf2") == []
+
+    # What the fabric playbook would do now, touching nothing: the native NVUE change for leaf1.
+    before = NVUE_STATE.read_text()
+    check = lab.playbook("playbooks/fabric.yml", check=True)
+    assert check.rc == 0, check.failures()
+    assert NVUE_STATE.read_text() == before, "check mode changed the switch"
+    diffs = [e["event_data"]["res"].get("diff") for e in check.events
+             if e.get("event") == "runner_on_ok" and e["event_data"].get("host") == "leaf1"
+             and e["event_data"].get("res", {}).get("changed")]
+    text = json.dumps(diffs)
+    assert "vlan102" in text and "64512:50102" in text, "--check --diff does not show leaf1's native change"
+
+    on = lab.playbook("playbooks/tenant_onboard.yml", {"tenant": "beta"})
+    assert on.rc == 0, on.failures()
+    assert {"acme", "beta"} <= leaf1_tenants() and "Vlan102" in leaf2_vlans()
+    again = lab.playbook("playbooks/tenant_onboard.yml", {"tenant": "beta"})
+    assert again.rc == 0 and again.changed_tasks("leaf1") == [] and again.changed_tasks("leaf2") == []
