@@ -34,6 +34,7 @@ MARKER = "gpucloud:"         # the ownership marker switch_fabric writes on a te
 class Switch:
     name: str
     ip: str
+    version: str = "5.12"  # the fleet's os_version: the simulation answers as that release
 
     @property
     def host(self) -> config.Host:
@@ -62,7 +63,7 @@ def nvue_switches() -> list[Switch]:
         ip = str(switch["mgmt_ip"])
         if not ip.startswith(config.SUBNET_PREFIX + "."):
             raise SystemExit(f"gpucloud-lab: switch {switch['name']}: mgmt_ip {ip} is outside the lab subnet")
-        found.append(Switch(str(switch["name"]), ip))
+        found.append(Switch(str(switch["name"]), ip, str(switch.get("os_version") or "5.12")))
     return found
 
 
@@ -76,7 +77,8 @@ def start(switch: Switch) -> None:
     start_daemon(switch.unit,
                  ["ip", "netns", "exec", switch.host.netns, sys.executable, "-m", "gpucloud_lab.nvue_sim",
                   "--listen", switch.ip, "--port", str(NVUE_PORT), "--username", USERNAME,
-                  "--state", str(switch.state_file), "--cert", str(cert), "--key", str(key)],
+                  "--state", str(switch.state_file), "--cert", str(cert), "--key", str(key),
+                  "--version", switch.version],
                  env={"PYTHONPATH": str(config.LAB_DIR), "NVUE_SIM_PASSWORD": PASSWORD})
 
 

@@ -4,10 +4,18 @@
 """SONiC: tenant networks as config_db JSON, and back.
 
 Private to the collection. Tables written, in the order they must be applied:
-``VLAN``, ``VLAN_MEMBER``, ``VXLAN_TUNNEL``, ``VXLAN_EVPN_NVO``, ``VXLAN_TUNNEL_MAP`` (L2 VNI
-and L3 VNI maps), ``VRF`` (with its ``vni``: after the L3 VNI's tunnel map), ``SAG`` and
-``VLAN_INTERFACE`` (VRF binding, static anycast gateway, gateway address). Removal runs in
-the reverse order.
+``DEVICE_METADATA`` (``docker_routing_config_mode: split``), ``VLAN``, ``VLAN_MEMBER``,
+``VXLAN_TUNNEL``, ``VXLAN_EVPN_NVO``, ``VXLAN_TUNNEL_MAP`` (L2 VNI and L3 VNI maps), ``VRF``
+(with its ``vni``: after the L3 VNI's tunnel map), ``SAG`` (master only) and
+``VLAN_INTERFACE`` (VRF binding, anycast gateway, gateway address). Removal runs in the
+reverse order.
+
+The anycast gateway follows the switch's release (``os_version``): the ``SAG`` table and
+``VLAN_INTERFACE.static_anycast_gateway`` exist on master only (SONiC YANG, 2026-06), so a
+release up to 202605 gets the gateway address on every leaf's SVI with the same
+``VLAN_INTERFACE.mac_addr`` (the fabric's anycast MAC), which those releases' YANG has.
+The routing config mode is ``split``: in the default mode, FRR config written with
+``write memory`` is rebuilt from config_db when the bgp container restarts.
 
 The L3 VNI of a VRF needs a VLAN of its own on SONiC (mapped to the L3 VNI and bound to the
 VRF, no members); it is ``vlan + l3vni_vlan_offset``. VRF names must start with ``Vrf``:
@@ -26,6 +34,7 @@ from ._fabric import distinct, marker, normalise, owner, pairs, port_groups, por
 VTEP = "vtep"
 NVO = "nvo"
 TABLE_ORDER = (
+    "DEVICE_METADATA",
     "VLAN",
     "VLAN_MEMBER",
     "VXLAN_TUNNEL",
@@ -47,15 +56,31 @@ def _item(table: str, key: str, **fields: str) -> Item:
     return (table, key, tuple(sorted(fields.items())))
 
 
+def uses_sag(switch: dict) -> bool:
+    """The SAG table exists on master and on releases after 202605, not before."""
+    version = str(switch.get("os_version") or "202605")
+    return version == "master" or (version.isdigit() and int(version) > 202605)
+
+
 def global_items(switch: dict, underlay: dict) -> list[Item]:
-    return [
+    items = [
+        _item("DEVICE_METADATA", "localhost", docker_routing_config_mode="split"),
         _item("VXLAN_TUNNEL", VTEP, src_ip=switch["loopback"]),
         _item("VXLAN_EVPN_NVO", NVO, source_vtep=VTEP),
-        _item("SAG", "GLOBAL", gateway_mac=underlay["anycast_mac"]),
     ]
+    if uses_sag(switch):
+        items.append(_item("SAG", "GLOBAL", gateway_mac=underlay["anycast_mac"]))
+    return items
 
 
-def tenant_items(t: dict, opts: dict) -> list[Item]:
+def _gateway_fields(switch: dict, underlay: dict) -> dict:
+    if uses_sag(switch):
+        return {"static_anycast_gateway": "true"}
+    return {"mac_addr": underlay["anycast_mac"]}
+
+
+def tenant_items(t: dict, opts: dict, gateway: dict) -> list[Item]:
+    """``gateway``: the SVI's anycast-gateway fields for the switch's release (``_gateway_fields``)."""
     vlan = "Vlan%d" % t["vlan"]
     l3 = t["vlan"] + opts["l3vni_vlan_offset"]
     l3vlan = "Vlan%d" % l3
@@ -76,7 +101,7 @@ def tenant_items(t: dict, opts: dict) -> list[Item]:
         _item("VXLAN_TUNNEL_MAP", "%s|map_%d_%s" % (VTEP, t["vni"], vlan), vlan=vlan, vni=str(t["vni"])),
         _item("VXLAN_TUNNEL_MAP", "%s|map_%d_%s" % (VTEP, t["l3vni"], l3vlan), vlan=l3vlan, vni=str(t["l3vni"])),
         _item("VRF", vrf, vni=str(t["l3vni"])),
-        _item("VLAN_INTERFACE", vlan, vrf_name=vrf, static_anycast_gateway="true"),
+        _item("VLAN_INTERFACE", vlan, vrf_name=vrf, **gateway),
         _item("VLAN_INTERFACE", "%s|%s" % (vlan, t["gateway"])),
         _item("VLAN_INTERFACE", l3vlan, vrf_name=vrf),
     ]
@@ -93,8 +118,9 @@ def to_config_db(items: list[Item]) -> dict:
 
 def all_items(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> list[Item]:
     items = global_items(switch, underlay) if tenants else []
+    gateway = _gateway_fields(switch, underlay)
     for t in tenants:
-        items.extend(tenant_items(t, opts))
+        items.extend(tenant_items(t, opts, gateway))
     return items
 
 
@@ -129,7 +155,7 @@ _J_MAP = (
 )
 _J_VRF = '    %(vrf)s: {\n      "vni": "%(l3vni)d"\n    }'
 _J_IFACE = (
-    '    "Vlan%(vlan)d": {\n      "static_anycast_gateway": "true",\n      "vrf_name": %(vrf)s\n    },\n'
+    '    "Vlan%(vlan)d": {\n      %(anycast)s,\n      "vrf_name": %(vrf)s\n    },\n'
     "    %(gateway)s: {},\n"
     '    "Vlan%(l3)d": {\n      "vrf_name": %(vrf)s\n    }'
 )
@@ -137,6 +163,8 @@ _J_IFACE = (
 
 def _json_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, opts: dict) -> str:
     offset = opts["l3vni_vlan_offset"]
+    sag = uses_sag(switch)
+    anycast = '"static_anycast_gateway": "true"' if sag else '"mac_addr": %s' % _J(underlay["anycast_mac"])
     vlan_t, member_t, map_t, vrf_t, iface_t = [], [], [], [], []
     for t in tenants:
         m = marker(t["name"])
@@ -149,6 +177,7 @@ def _json_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, 
             "l3marker": _J(m + ":l3vni"),
             "vrf": _J(vrf_name(t["vrf"])),
             "gateway": _J("Vlan%d|%s" % (t["vlan"], t["gateway"])),
+            "anycast": anycast,
         }
         vlan_t.append(_J_VLAN % v)
         map_t.append(_J_MAP % v)
@@ -167,13 +196,17 @@ def _json_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, 
                     for p in g.ports
                 )
             member_t.append(text.replace("\0", str(t["vlan"])))
-    tables = [("VLAN", vlan_t), ("VLAN_MEMBER", member_t)]
+    tables = [
+        ("DEVICE_METADATA", ['    "localhost": {\n      "docker_routing_config_mode": "split"\n    }']),
+        ("VLAN", vlan_t),
+        ("VLAN_MEMBER", member_t),
+    ]
     tables += [
         ("VXLAN_TUNNEL", ['    "%s": {\n      "src_ip": %s\n    }' % (VTEP, _J(switch["loopback"]))]),
         ("VXLAN_EVPN_NVO", ['    "%s": {\n      "source_vtep": "%s"\n    }' % (NVO, VTEP)]),
         ("VXLAN_TUNNEL_MAP", map_t),
         ("VRF", vrf_t),
-        ("SAG", ['    "GLOBAL": {\n      "gateway_mac": %s\n    }' % _J(underlay["anycast_mac"])]),
+        ("SAG", ['    "GLOBAL": {\n      "gateway_mac": %s\n    }' % _J(underlay["anycast_mac"])] if sag else []),
         ("VLAN_INTERFACE", iface_t),
     ]
     return (
@@ -187,9 +220,10 @@ def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, o
     """``{"delete": ["TABLE|key", ...] (apply order), "set": config_db JSON}``."""
     delete: list[Item] = []
     sets: list[Item] = []
+    gateway = _gateway_fields(switch, underlay)
     for old, new in pairs(before, after):
-        old_items = tenant_items(old, opts) if old else []
-        new_items = tenant_items(new, opts) if new else []
+        old_items = tenant_items(old, opts, gateway) if old else []
+        new_items = tenant_items(new, opts, gateway) if new else []
         new_keys = {(table, key) for table, key, unused in new_items}
         old_set = set(old_items)
         delete.extend(i for i in old_items if (i[0], i[1]) not in new_keys)

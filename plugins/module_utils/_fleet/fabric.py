@@ -5,9 +5,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from .checker import Checker, Unique, ip_str, normalise_mac
+from .checker import Checker, Unique, ip_str, normalise_mac, plain
 from .schema import (
     ASN_RANGE,
     DEFAULT_ANYCAST_MAC,
@@ -15,6 +16,7 @@ from .schema import (
     FABRIC_KEYS,
     HOSTNAME,
     MAC,
+    OS_VERSIONS,
     PLATFORMS,
     SWITCH_KEYS,
     SWITCH_ROLES,
@@ -52,6 +54,8 @@ def fabric(c: Checker, raw: Any) -> dict:
             entry["role"] = c.choice(s["role"], path + ".role", SWITCH_ROLES)
         if "asn" in s:
             entry["asn"] = c.integer(s["asn"], path + ".asn", ASN_RANGE)
+        if entry.get("platform"):
+            entry["os_version"] = os_version(c, entry["platform"], s.get("os_version"), path + ".os_version")
         for key, uniq in (("mgmt_ip", mgmt_ips), ("loopback", loopbacks)):
             if key in s:
                 value = c.ip(s[key], "%s.%s" % (path, key))
@@ -60,3 +64,39 @@ def fabric(c: Checker, raw: Any) -> dict:
                     uniq.claim(value, "%s.%s" % (path, key), entry[key])
         switches.append(entry)
     return {"switches": switches, "underlay": out_underlay}
+
+
+def version_key(platform: str, text: str) -> tuple | None:
+    """``"5.12"`` -> (5, 12); ``"202605"`` -> (202605,); ``"master"`` -> (999999,); None if malformed."""
+    if platform == "sonic":
+        if text == "master":
+            return (999999,)
+        return (int(text),) if re.match(r"^20\d{4}$", text) else None
+    m = re.match(r"^(\d+)\.(\d+)(\.\d+[A-Za-z0-9.-]*)?$", text)
+    if not m:
+        return None
+    major = {"nvue": 5, "eos": 4}[platform]
+    return (int(m.group(1)), int(m.group(2))) if int(m.group(1)) == major else None
+
+
+def os_version(c: Checker, platform: str, value: Any, path: str) -> str | None:
+    """The switch's OS release, validated for its platform (default: the newest tested)."""
+    spec = OS_VERSIONS[platform]
+    if value is None:
+        return spec["default"]
+    if isinstance(value, float):
+        c.add(path, "%r is a number; quote the release (e.g. '5.10'): YAML reads 5.10 as 5.1" % value)
+        return None
+    text = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+    key = version_key(platform, text) if text else None
+    if key is None:
+        c.add(path, "%r is not a %s release; give %s" % (plain(value), platform, spec["form"]))
+        return None
+    if key < spec["oldest"]:
+        c.add(
+            path,
+            "%s %s is older than the oldest release the fabric supports (%s); see docs/fabric.md"
+            % (platform, text, ".".join(str(p) for p in spec["oldest"])),
+        )
+        return None
+    return text

@@ -263,9 +263,8 @@ def test_nvue_failure_state_is_named_at_once(failure):
 
 
 def test_nvue_default_password_gets_a_clear_error():
-    with NvueSimulation(password_changed=False) as sim:
-        with pytest.raises(NvueError, match="403.*default password"):
-            _client(sim).applied()
+    with NvueSimulation(password_changed=False) as sim, pytest.raises(NvueError, match="403.*default password"):
+        _client(sim).applied()
 
 
 def test_nvue_removing_the_last_vlan_of_a_port_takes_it_out_of_the_bridge():

@@ -146,6 +146,14 @@ CASES = [
     ("wireguard-ip-outside", _set(["nodes", 0, "wireguard_ip"], "10.99.0.5"),
      "nodes[0].wireguard_ip: 10.99.0.5 is outside the WireGuard subnet of tenant 'acme' 10.201.0.0/24"),
     ("wireguard-ip-is-hub", _set(["nodes", 0, "wireguard_ip"], "10.201.0.1"), "nodes[0].wireguard_ip: 10.201.0.1 is the tenant's WireGuard hub"),
+    ("os-version-malformed", _set(["fabric", "switches", 0, "os_version"], "cumulus-5"),
+     "fabric.switches[0].os_version: 'cumulus-5' is not a nvue release; give 5.N or 5.N.M (Cumulus Linux)"),
+    ("os-version-too-old", _set(["fabric", "switches", 0, "os_version"], "5.3"),
+     "fabric.switches[0].os_version: nvue 5.3 is older than the oldest release the fabric supports (5.4)"),
+    ("os-version-float", _set(["fabric", "switches", 0, "os_version"], 5.10),
+     "fabric.switches[0].os_version: 5.1 is a number; quote the release"),
+    ("sonic-version-too-old", _set(["fabric", "switches", 1, "os_version"], "202211"),
+     "fabric.switches[1].os_version: sonic 202211 is older than the oldest release"),
     ("wireguard-derived-collision",
      _both(_set(["tenants", 0, "wireguard", "subnet"], "10.201.0.0/28"),
            _append("nodes", dict(node(4, tenant="acme"), ip="192.0.2.8"))),
@@ -234,6 +242,16 @@ def test_generated_fleets_need_no_explicit_wireguard_addresses():
     model = load_fleet(generate(1000, 1000, 128, private_share=0.5, nodes_per_private=3))
     private = [n for n in model["nodes"] if n["tenant"]]
     assert len(private) == 498 and all(n["wireguard_ip"] for n in private)
+
+
+def test_switch_os_version_defaults_and_keeps_what_is_given():
+    data = fleet()
+    data["fabric"]["switches"][1]["os_version"] = "master"
+    data["fabric"]["switches"][2]["os_version"] = "4.31.2F"
+    switches = {s["name"]: s for s in load_fleet(data)["fabric"]["switches"]}
+    assert switches["leaf1"]["os_version"] == "5.12"  # the default: the newest tested NVUE
+    assert switches["leaf2"]["os_version"] == "master"
+    assert switches["spine1"]["os_version"] == "4.31.2F"
 
 
 def test_macs_are_normalised():
