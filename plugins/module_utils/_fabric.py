@@ -35,7 +35,9 @@ MARKER = "gpucloud:"
 DEFAULT_RT_ASN = 64512
 DEFAULT_L3VNI_VLAN_OFFSET = 2000
 DEFAULT_OPTIONS = {"route_target_asn": DEFAULT_RT_ASN, "l3vni_vlan_offset": DEFAULT_L3VNI_VLAN_OFFSET}
-TENANT_KEYS = ("name", "vlan", "vni", "vrf", "l3vni", "gateway", "subnet", "ports")
+TENANT_KEYS = ("name", "vlan", "vni", "vrf", "l3vni", "gateway", "subnet", "address", "ports")
+# Platforms whose SVIs carry the leaf's own address besides the anycast gateway (NVUE's VRR).
+SVI_ADDRESS_PLATFORMS = ("nvue",)
 _PORT = re.compile(r"^[A-Za-z][A-Za-z0-9/._:-]*$")
 _NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _VRF = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,14}$")
@@ -85,6 +87,7 @@ def neutral_tenant(t: dict, ports: list[dict] | None = None) -> dict:
         "l3vni": int(t["l3vni"]),
         "gateway": gateway,
         "subnet": t.get("subnet") or (subnet_of(gateway) if gateway else ""),
+        "address": str(t.get("address") or ""),
         "ports": neutral_ports(t.get("ports") or ()) if ports is None else ports,
     }
 
@@ -120,7 +123,9 @@ def normalise(tenants: list[dict]) -> list[dict]:
                 ports = by_content[key] = neutral_ports(raw)
             by_id[id(raw)] = ports
         try:
-            key = (t["name"], t["vlan"], t["vni"], t["vrf"], t["l3vni"], t["gateway"], t.get("subnet"))
+            key = (
+                t["name"], t["vlan"], t["vni"], t["vrf"], t["l3vni"], t["gateway"], t.get("subnet"), t.get("address")
+            )  # fmt: skip
             scalars = _NEUTRAL.get(key)
         except TypeError:  # unhashable values: not cached
             key, scalars = None, None
@@ -419,10 +424,16 @@ def full_switch(switch: dict, fleet_tenants: list[dict] | None) -> dict:
 
 
 def desired(switch: dict) -> list[dict]:
-    """The switch's tenants from the fleet model, in the neutral shape (spines: none)."""
+    """The switch's tenants from the fleet model, in the neutral shape (spines: none).
+
+    The leaf's own SVI address is kept only where the platform uses it (``SVI_ADDRESS_PLATFORMS``).
+    """
     if switch.get("role") != "leaf":
         return []
-    return normalise(switch.get("tenants") or [])
+    tenants = normalise(switch.get("tenants") or [])
+    if switch.get("platform") not in SVI_ADDRESS_PLATFORMS:
+        tenants = [dict(t, address="") if t["address"] else t for t in tenants]
+    return tenants
 
 
 def select(tenants: list[dict], names: list[str] | None) -> list[dict]:

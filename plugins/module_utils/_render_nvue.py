@@ -64,6 +64,7 @@ def tenant_items(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item
         (("interface", svi, "vlan"), t["vlan"]),
         (("interface", svi, "description"), marker(t["name"])),
         (("interface", svi, "ip", "vrf"), vrf),
+        *([(("interface", svi, "ip", "address", t["address"]), None)] if t.get("address") else []),
         (("interface", svi, "ip", "vrr", "enable"), "on"),
         (("interface", svi, "ip", "vrr", "address", t["gateway"]), None),
         (("interface", svi, "ip", "vrr", "mac-address"), underlay["anycast_mac"]),
@@ -207,7 +208,8 @@ _Y_EVPN = "        %(vni)s:\n          route-target:\n            both:\n       
 _Y_BRIDGE = "            %(vlan)s:\n              vni:\n                %(vni)s: {}\n"
 _Y_SVI = (
     "      %(svi)s:\n        type: svi\n        vlan: %(vlan_int)s\n        description: %(marker)s\n"
-    "        ip:\n          vrf: %(vrf)s\n          vrr:\n            enable: 'on'\n            address:\n"
+    "        ip:\n          vrf: %(vrf)s\n%(own_address)s"
+    "          vrr:\n            enable: 'on'\n            address:\n"
     "              %(gateway)s: {}\n            mac-address: %(mac)s\n            state:\n              up: {}\n"
 )
 _Y_VRF = (
@@ -238,6 +240,7 @@ def _yaml_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, 
             marker=q(marker(t["name"])),
             vrf=q(t["vrf"]),
             gateway=q(t["gateway"]),
+            own_address="          address:\n            %s: {}\n" % q(t["address"]) if t.get("address") else "",
             l3vni="'%d'" % t["l3vni"],
             rt3=q(rt(opts, t["l3vni"])),
         )
@@ -292,6 +295,7 @@ def _nv_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, op
             "nv set interface %s vlan %d\n"
             "nv set interface %s description %s\n"
             "nv set interface %s ip vrf %s\n"
+            "%s"
             "nv set interface %s ip vrr enable on\n"
             "nv set interface %s ip vrr address %s\n"
             "nv set interface %s ip vrr mac-address %s\n"
@@ -308,6 +312,7 @@ def _nv_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, op
                 svi, t["vlan"],
                 svi, w(marker(t["name"])),
                 svi, w(vrf),
+                "nv set interface %s ip address %s\n" % (svi, t["address"]) if t.get("address") else "",
                 svi,
                 svi, t["gateway"],
                 svi, mac,
@@ -463,6 +468,7 @@ def parse(config: Any) -> list[dict]:
         ip = iface.get("ip") or {}
         vrf = str(ip.get("vrf", ""))
         gateways = list(((ip.get("vrr") or {}).get("address") or {}).keys())
+        own = list((ip.get("address") or {}).keys())
         vnis = list(((vlans.get(str(vlan)) or vlans.get(vlan) or {}).get("vni") or {}).keys())
         l3vnis = list((((vrfs.get(vrf) or {}).get("evpn") or {}).get("vni") or {}).keys())
         tenants.append(
@@ -474,6 +480,7 @@ def parse(config: Any) -> list[dict]:
                 "l3vni": int(l3vnis[0]) if l3vnis else 0,
                 "gateway": str(gateways[0]) if gateways else "",
                 "subnet": "",
+                "address": str(own[0]) if own else "",
                 "ports": sorted(ports.get(vlan, []), key=lambda p: port_key(p["port"])),
             }
         )

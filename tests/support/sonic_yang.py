@@ -121,7 +121,7 @@ def to_yang(db: dict, directory: Path) -> dict:
             if not match:
                 raise AssertionError("%s|%s: no list of %s has %d keys" % (table, key, table, len(parts)))
             name, keys, list_leaves = match[0]
-            container.setdefault(name, []).append(dict(zip(keys, parts), **_typed(fields, list_leaves)))
+            container.setdefault(name, []).append(dict(zip(keys, parts, strict=True), **_typed(fields, list_leaves)))
     return out
 
 

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Rules across sections: disjoint subnets, GPU quotas within the GPUs that back them."""
+"""Rules across sections: disjoint subnets, GPU quotas within the GPUs that back them, room for
+every leaf's SVI address in the tenant subnets it carries."""
 
 from __future__ import annotations
 
@@ -53,3 +54,39 @@ def check_capacity(c: Checker, nodes: list[dict], tenants: list[dict]) -> None:
             "the quotas of the shared tenants (%s) add up to %d GPUs, more than the %d GPUs of the "
             "shared nodes (nodes without a tenant)" % (", ".join(shared_names), shared_quota, shared_gpus),
         )
+
+
+def check_svi_room(c: Checker, switches: list[dict], nodes: list[dict], tenants: list[dict]) -> None:
+    """Each leaf carrying a tenant takes one address from the top of the tenant's subnet
+    (``views.switch.svi_address``, leaves in fleet order); the subnet must have room for the
+    highest such leaf above the gateway (its first host)."""
+    leaves = [s.get("name") for s in switches if s.get("role") == "leaf"]
+    index = {name: i for i, name in enumerate(leaves)}
+    shared_top = -1
+    private_top: dict[str, tuple[int, str]] = {}
+    for n in nodes:
+        for sp in n.get("switch_ports") or []:
+            i = index.get(sp["switch"])
+            if i is None:
+                continue
+            if n.get("tenant"):
+                if i > private_top.get(n["tenant"], (-1, ""))[0]:
+                    private_top[n["tenant"]] = (i, sp["switch"])
+            elif i > shared_top:
+                shared_top = i
+    for t in tenants:
+        net = t.get("_net")
+        if net is None or t.get("name") is None:
+            continue
+        if t.get("isolation") == "shared":
+            top = (shared_top, leaves[shared_top] if shared_top >= 0 else "")
+        else:
+            top = private_top.get(t["name"], (-1, ""))
+        room = net.size - 3  # without network, gateway (first host) and broadcast
+        if top[0] >= room:
+            c.add(
+                t["_path"] + ".subnet",
+                "%s has room for %d leaf SVI addresses besides the gateway, but leaf %s is the %d. leaf "
+                "(fleet order) carrying tenant %r; each leaf takes one address from the top of the subnet: "
+                "use a larger subnet" % (net.cidr, room, top[1], top[0] + 1, t["name"]),
+            )

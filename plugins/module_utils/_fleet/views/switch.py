@@ -5,7 +5,20 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
+
+
+def svi_address(subnet: str, leaf_index: int) -> str:
+    """A leaf's own address on a tenant's SVI: from the top of the tenant subnet down, one per
+    leaf in fleet order (the broadcast address excluded), with the subnet's prefix length.
+
+    NVUE's VRR needs each leaf's SVI to have a unique address besides the anycast gateway
+    (NVIDIA's VRR page); the gateway is the subnet's first host, so the two never meet while
+    the subnet has room (the model checks it for the leaves that carry the tenant).
+    """
+    net = ipaddress.IPv4Network(subnet)
+    return "%s/%d" % (net.broadcast_address - 1 - leaf_index, net.prefixlen)
 
 
 def derive_switch_tenants(model: dict) -> None:
@@ -30,18 +43,22 @@ def derive_switch_tenants(model: dict) -> None:
                 )
             else:
                 trunks[sp["switch"]].append({"port": sp["port"], "node": n["name"], "mode": "trunk"})
+    leaf_index = 0
     for s in model["fabric"]["switches"]:
+        if s["role"] == "leaf":
+            s["leaf_index"] = leaf_index
+            leaf_index += 1
         trunk_ports = sorted(trunks[s["name"]], key=lambda p: port_key(p["port"]))
         carried = {name: sorted(ports, key=lambda p: port_key(p["port"])) for name, ports in access[s["name"]].items()}
         if trunk_ports:
             carried.update((name, trunk_ports) for name in shared)
         s["trunk_ports"] = trunk_ports
-        s["tenants"] = [_switch_tenant(tenants[name], ports) for name, ports in carried.items()]
+        s["tenants"] = [_switch_tenant(tenants[name], ports, s.get("leaf_index")) for name, ports in carried.items()]
         s["tenants"].sort(key=lambda t: t["vlan"])
 
 
-def _switch_tenant(tenant: dict, ports: list[dict]) -> dict:
-    return {
+def _switch_tenant(tenant: dict, ports: list[dict], leaf_index: int | None = None) -> dict:
+    out = {
         "name": tenant["name"],
         "isolation": tenant["isolation"],
         "vlan": tenant["vlan"],
@@ -53,6 +70,9 @@ def _switch_tenant(tenant: dict, ports: list[dict]) -> dict:
         "trunk": tenant["isolation"] == "shared",
         "ports": ports,
     }
+    if leaf_index is not None:
+        out["address"] = svi_address(tenant["subnet"], leaf_index)
+    return out
 
 
 def compact_switch(switch: dict) -> dict:
@@ -78,7 +98,7 @@ def expand_switch(switch: dict, tenants: list[dict]) -> dict:
     access = switch.get("access_ports") or {}
     trunk_ports = switch.get("trunk_ports") or []
     carried = [
-        _switch_tenant(t, access[t["name"]]) if t["name"] in access else _switch_tenant(t, trunk_ports)
+        _switch_tenant(t, access.get(t["name"], trunk_ports), switch.get("leaf_index"))
         for t in tenants
         if t["name"] in access or (t["isolation"] == "shared" and switch.get("shared_tenants"))
     ]

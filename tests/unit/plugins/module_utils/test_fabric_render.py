@@ -78,8 +78,14 @@ def test_model_tenants_in_neutral_shape():
     assert [t["name"] for t in want] == ["beta", "cobalt"]
     assert want[1] == {
         "name": "cobalt", "vlan": 103, "vni": 10103, "vrf": "cobalt", "l3vni": 50103,
-        "gateway": "10.103.0.1/24", "subnet": "10.103.0.0/24", "ports": [{"port": "Ethernet0", "mode": "access"}],
+        "gateway": "10.103.0.1/24", "subnet": "10.103.0.0/24", "address": "",
+        "ports": [{"port": "Ethernet0", "mode": "access"}],
     }
+    # NVUE leaves carry their own SVI address (from the top of the subnet, one per leaf in fleet order)
+    nvue = {t["name"]: t for t in _fabric.desired(SWITCHES["leaf-r1a"])}
+    other = {t["name"]: t for t in _fabric.desired(SWITCHES["leaf-r1b"])}
+    assert nvue["beta"]["address"] != other["beta"]["address"]
+    assert nvue["beta"]["address"].endswith("/24") and nvue["beta"]["address"] != nvue["beta"]["gateway"]
     assert _fabric.desired(SWITCHES["spine1"]) == []
 
 

@@ -47,14 +47,14 @@ def test_sonic_render_is_valid_for_the_release(name, switch, release):
 
 def test_a_release_switch_refuses_the_master_only_anycast_gateway():
     """The check itself: a render with SAG (master's form) fails against 202605's YANG."""
-    name, switch = CASES[0]
+    _name, switch = CASES[0]
     db = json.loads(_fabric.render_files(dict(switch, os_version="master"), UNDERLAY)["sonic.json"])
     rc, message = yanglint(db, "202605")
     assert rc != 0 and ("SAG" in message or "static_anycast_gateway" in message), message
 
 
 def test_sonic_delta_set_is_valid_for_the_release():
-    name, switch = CASES[0]
+    _name, switch = CASES[0]
     want = _fabric.desired(switch)
     delta = _fabric.renderer("sonic").delta(switch, [], want, UNDERLAY, _fabric.options_with_defaults(None))
     rc, message = yanglint(delta["set"], "202605")

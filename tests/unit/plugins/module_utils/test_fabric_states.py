@@ -234,7 +234,7 @@ def test_the_simulation_refuses_a_path_no_switch_has():
     with NvueSimulation() as sim:
         client = _client(sim)
         rev = client.create_revision()
-        with pytest.raises(NvueError, match="answered 400.*route-target: no such path"):
+        with pytest.raises(NvueError, match=r"answered 400.*route-target: no such path"):
             client.patch(rev, bad)
         with pytest.raises(NvueError, match="answered 400"):
             client.unset(rev, "vrf/acme/router/bgp/address-family/ipv4-unicast/route-export/to-evpn/route-target")
@@ -243,7 +243,7 @@ def test_the_simulation_refuses_a_path_no_switch_has():
 @pytest.mark.parametrize("version,state,save_calls", [("5.8", "applied", 1), ("5.12", "applied_and_saved", 0)])
 def test_nvue_apply_is_saved_on_every_release(version, state, save_calls):
     with NvueSimulation(version=version) as sim:
-        plan, result = _push(sim, "merged")
+        _plan, result = _push(sim, "merged")
         assert result["changed"] and result["saved"] is True
         assert sim.saved == sim.applied, "the applied config would be lost at reboot"
         assert sim.log.count(("PATCH", "/nvue_v1/revision/applied")) == save_calls
@@ -263,7 +263,7 @@ def test_nvue_failure_state_is_named_at_once(failure):
 
 
 def test_nvue_default_password_gets_a_clear_error():
-    with NvueSimulation(password_changed=False) as sim, pytest.raises(NvueError, match="403.*default password"):
+    with NvueSimulation(password_changed=False) as sim, pytest.raises(NvueError, match=r"403.*default password"):
         _client(sim).applied()
 
 

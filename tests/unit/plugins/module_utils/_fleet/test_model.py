@@ -154,6 +154,9 @@ CASES = [
      "fabric.switches[0].os_version: 5.1 is a number; quote the release"),
     ("sonic-version-too-old", _set(["fabric", "switches", 1, "os_version"], "202211"),
      "fabric.switches[1].os_version: sonic 202211 is older than the oldest release"),
+    ("svi-room", _set(["tenants", 1, "subnet"], "10.102.0.0/30"),
+     "tenants[1].subnet: 10.102.0.0/30 has room for 1 leaf SVI addresses besides the gateway, but leaf leaf2 is "
+     "the 2. leaf (fleet order) carrying tenant 'beta'"),
     ("wireguard-derived-collision",
      _both(_set(["tenants", 0, "wireguard", "subnet"], "10.201.0.0/28"),
            _append("nodes", dict(node(4, tenant="acme"), ip="192.0.2.8"))),

@@ -1,0 +1,73 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The dnsmasq configuration: reservations, iPXE chain, unknown MACs; checked by dnsmasq itself."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._errors import ProblemsError
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision import tree
+
+from .conftest import require
+
+
+def dnsmasq_test(text: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    conf = tmp_path / "dnsmasq.conf"
+    conf.write_text(text)
+    return subprocess.run([require("dnsmasq"), "--test", f"--conf-file={conf}"], capture_output=True, text=True,
+                          check=False)
+
+
+def lines(text: str, prefix: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith(prefix)]
+
+
+def test_one_reservation_and_one_ipxe_script_url_per_node(site, nodes, options, tmp_path) -> None:
+    conf = tree.render(site, nodes, dict(options, dns_servers=["198.51.100.254"]))["dnsmasq"]
+    assert "dhcp-option=option:dns-server,198.51.100.254" in conf  # else installers stop and ask
+    assert "dhcp-host=52:54:00:c6:33:63,set:fleet,set:n-gpu4,198.51.100.24,gpu4" in conf
+    assert "dhcp-boot=tag:n-gpu4,tag:ipxe,http://198.51.100.10:8080/hosts/gpu4.ipxe" in conf
+    assert len(lines(conf, "dhcp-host=")) == len(nodes) == 4
+    # Firmware gets iPXE (BIOS or UEFI) only as a fleet node; iPXE itself (option 175) is told apart.
+    boots = lines(conf, "dhcp-boot=")
+    assert all("tag:fleet" in b or "tag:n-" in b for b in boots), "a boot file for a MAC in no fleet"
+    assert "dhcp-match=set:ipxe,175" in conf
+    assert "dhcp-range=198.51.100.100,198.51.100.199,255.255.255.0,12h" in conf
+    run = dnsmasq_test(conf, tmp_path)
+    assert run.returncode == 0, run.stderr
+
+
+@pytest.mark.parametrize("mode, expected", [("static", "dhcp-range=198.51.100.0,static,255.255.255.0,12h"),
+                                            ("proxy", "dhcp-range=198.51.100.0,proxy,255.255.255.0")])
+def test_static_and_proxy_modes_pass_dnsmasq_test(site, nodes, options, tmp_path, mode, expected) -> None:
+    conf = tree.render(site, nodes, dict(options, mode=mode))["dnsmasq"]
+    assert expected in conf
+    if mode == "proxy":  # addresses come from the site's DHCP server
+        assert "dhcp-host=52:54:00:c6:33:63,set:fleet,set:n-gpu4\n" in conf
+    run = dnsmasq_test(conf, tmp_path)
+    assert run.returncode == 0, run.stderr
+
+
+def test_absent_nodes_lose_their_reservation(site, nodes, options) -> None:
+    out = tree.render(site, nodes, dict(options, absent=["gpu4"]))
+    assert "gpu4" not in out["dnsmasq"] and "hosts/gpu4.ipxe" not in out["files"] and "gpu4" not in out["nodes"]
+
+
+def test_an_option_that_dnsmasq_refuses_fails_its_test(site, nodes, options, tmp_path) -> None:
+    conf = tree.render(site, nodes, dict(options, extra=["dhcp-range=garbage"]))["dnsmasq"]
+    run = dnsmasq_test(conf, tmp_path)
+    assert run.returncode != 0 and "dhcp-range" in run.stderr
+
+
+def test_bad_input_is_refused_naming_the_field(site, nodes, options) -> None:
+    with pytest.raises(ProblemsError) as err:
+        tree.render(site, nodes, dict(options, mode="relay", extra=["log-dhcp\nport=53"], dns_servers=["dns.example"]))
+    text = str(err.value)
+    assert "dhcp_mode: 'relay' is not one of range, static, proxy" in text
+    assert "dnsmasq_options[0]" in text
+    assert "dns_servers[0]: 'dns.example' is not an IP address" in text
+    bad = [dict(nodes[0], os="windows11")]
+    with pytest.raises(ProblemsError, match=r"nodes\[0\]\.os: unknown OS profile 'windows11'"):
+        tree.render(site, bad, options)
