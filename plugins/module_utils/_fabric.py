@@ -501,35 +501,3 @@ def pairs(before: list[dict], after: list[dict]) -> list[tuple[dict | None, dict
         if a.get(name) != b.get(name):
             out.append((b.get(name), a.get(name)))
     return out
-
-
-def renderer(platform: str) -> Any:
-    """The renderer module of a platform (``"frr"`` included)."""
-    from . import _render_eos, _render_frr, _render_nvue, _render_sonic  # the renderers import this module
-
-    return {"nvue": _render_nvue, "sonic": _render_sonic, "eos": _render_eos, "frr": _render_frr}[platform]
-
-
-def render_files(switch: dict, underlay: dict, options: dict | None = None) -> dict[str, str]:
-    """Every native file of one switch, ``{extension: text}``, after validating it.
-
-    ``nvue.yaml`` + ``nvue.nv`` (NVUE), ``sonic.json`` (SONiC) or ``eos.cfg`` (EOS), and
-    ``frr.conf`` where routing is FRR (NVUE, SONiC). Spines get no tenant config.
-    """
-    validate(switch, underlay, options)
-    return render_tenants(switch, desired(switch), underlay, options)
-
-
-def render_tenants(switch: dict, tenants: list[dict], underlay: dict, options: dict | None = None) -> dict[str, str]:
-    """Every native file of one switch for the given tenants (neutral shape, e.g. a plan's result)."""
-    opts = options_with_defaults(options)
-    platform = switch["platform"]
-    files = dict(renderer(platform).render_text(switch, tenants, underlay, opts))
-    if platform in FRR_PLATFORMS:
-        files.update(renderer("frr").render_text(switch, tenants, underlay, opts))
-    return files
-
-
-def parse_native(platform: str, config: Any) -> list[dict]:
-    """Native config (platform form) to the neutral shape: the tenants we own."""
-    return renderer(platform).parse(config)

@@ -203,12 +203,14 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric import 
     desired,
     full_switch,
     options_with_defaults,
-    parse_native,
     plan,
+    validate,
+)
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric_platforms import (
+    parse_native,
     render_files,
     render_tenants,
     renderer,
-    validate,
 )
 
 DEFAULT_UNDERLAY = {"anycast_mac": "00:00:5e:00:01:01", "mtu": 9216}

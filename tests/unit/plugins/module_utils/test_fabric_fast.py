@@ -14,6 +14,7 @@ import json
 import pytest
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric, _render_frr
+from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric_platforms as platforms
 from ansible_collections.gpucloud.baremetal.plugins.module_utils import _render_eos as eos
 from ansible_collections.gpucloud.baremetal.plugins.module_utils import _render_nvue as nvue
 from ansible_collections.gpucloud.baremetal.plugins.module_utils import _render_sonic as sonic
@@ -72,7 +73,7 @@ SWITCHES = list(_switches())
 @pytest.mark.parametrize(("name", "switch", "underlay"), SWITCHES, ids=[s[0] for s in SWITCHES])
 def test_direct_text_is_the_reference(name, switch, underlay):
     tenants = _fabric.desired(switch)
-    r = _fabric.renderer(switch["platform"])
+    r = platforms.renderer(switch["platform"])
     assert r.render_text(switch, tenants, underlay, OPTS) == reference(switch, tenants, underlay)
     assert _render_frr.render(switch, tenants, underlay, OPTS) == frr_reference(switch, tenants)
 
@@ -99,7 +100,7 @@ def test_odd_tenant_lists_fall_back_to_the_reference(platform):
     model = example_model()
     switch = dict(next(s for s in model["fabric"]["switches"] if s["name"] == "leaf-r1a"), platform=platform)
     for tenants in _odd(switch):
-        got = _fabric.renderer(platform).render_text(switch, tenants, model["fabric"]["underlay"], OPTS)
+        got = platforms.renderer(platform).render_text(switch, tenants, model["fabric"]["underlay"], OPTS)
         assert got == reference(switch, tenants, model["fabric"]["underlay"])
 
 

@@ -18,7 +18,7 @@ import tempfile
 
 import pytest
 
-from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric
+from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric_platforms as platforms
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet
 from tests.support.fabric import example_model
 
@@ -43,13 +43,13 @@ def _frr_configs():
     for s in model["fabric"]["switches"]:
         for platform in ("nvue", "sonic"):
             sw = dict(s, platform=platform)
-            yield "example-%s-%s" % (s["name"], platform), _fabric.render_files(sw, u)["frr.conf"]
+            yield "example-%s-%s" % (s["name"], platform), platforms.render_files(sw, u)["frr.conf"]
     from tests.support.fleetgen import generate
 
     big = load_fleet(generate(nodes=120, tenants=300, switches=5))
     for s in big["fabric"]["switches"]:
         if s["platform"] in ("nvue", "sonic") and s["role"] == "leaf":
-            yield "generated-%s" % s["name"], _fabric.render_files(s, big["fabric"]["underlay"])["frr.conf"]
+            yield "generated-%s" % s["name"], platforms.render_files(s, big["fabric"]["underlay"])["frr.conf"]
 
 
 CONFIGS = dict(_frr_configs())

@@ -15,6 +15,7 @@ import os
 import pytest
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric
+from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric_platforms as platforms
 from tests.support.fabric import GOLDEN, example_model, file_name
 
 UPDATE = os.environ.get("GPUCLOUD_UPDATE_GOLDEN") == "1"
@@ -33,12 +34,12 @@ def _cases():
 
 
 CASES = dict(_cases())
-FILES = [(case, ext) for case, sw in CASES.items() for ext in _fabric.render_files(sw, UNDERLAY)]
+FILES = [(case, ext) for case, sw in CASES.items() for ext in platforms.render_files(sw, UNDERLAY)]
 
 
 @pytest.mark.parametrize(("case", "ext"), FILES, ids=["%s:%s" % f for f in FILES])
 def test_golden(case, ext):
-    text = _fabric.render_files(CASES[case], UNDERLAY)[ext]
+    text = platforms.render_files(CASES[case], UNDERLAY)[ext]
     path = os.path.join(GOLDEN, file_name(case, ext))
     if UPDATE:
         os.makedirs(GOLDEN, exist_ok=True)
@@ -60,7 +61,7 @@ def test_no_stray_golden_files():
 @pytest.mark.parametrize("case", list(CASES))
 def test_parse_of_rendered_is_the_model(case):
     switch = CASES[case]
-    files = _fabric.render_files(switch, UNDERLAY)
+    files = platforms.render_files(switch, UNDERLAY)
     platform = switch["platform"]
     for ext, text in files.items():
         if ext == "frr.conf":
@@ -69,7 +70,7 @@ def test_parse_of_rendered_is_the_model(case):
             assert _render_frr.parse(text) == _render_frr.expected(switch, _fabric.desired(switch))
         else:
             assert ext.startswith(platform)
-            assert _fabric.parse_native(platform, text) == _fabric.desired(switch)
+            assert platforms.parse_native(platform, text) == _fabric.desired(switch)
 
 
 def test_model_tenants_in_neutral_shape():
@@ -108,8 +109,8 @@ def test_a_tenant_added_changes_exactly_its_lines(case, port):
     base = CASES[case]
     extra = dict(EXTRA, ports=[{"port": port, "node": "gpu-x", "mode": "access"}])
     grown = _with_tenant(base, extra)
-    for ext, before in _fabric.render_files(base, UNDERLAY).items():
-        after = _fabric.render_files(grown, UNDERLAY)[ext]
+    for ext, before in platforms.render_files(base, UNDERLAY).items():
+        after = platforms.render_files(grown, UNDERLAY)[ext]
         sm = difflib.SequenceMatcher(a=before.splitlines(), b=after.splitlines(), autojunk=False)
         removed = [line for tag, i1, i2, unused, unused in sm.get_opcodes() if tag in ("replace", "delete")
                    for line in before.splitlines()[i1:i2]]
@@ -120,16 +121,16 @@ def test_a_tenant_added_changes_exactly_its_lines(case, port):
         if ext in ("nvue.nv", "eos.cfg", "frr.conf"):
             # Line formats: every added line is a line of the new tenant's own config.
             alone = dict(copy.deepcopy(base), tenants=[extra])
-            own = _fabric.render_files(alone, UNDERLAY)[ext].splitlines()
+            own = platforms.render_files(alone, UNDERLAY)[ext].splitlines()
             assert [line for line in added if line not in own] == [], ext
         # Structured formats (and all): parsed, the file holds exactly one more tenant.
         platform = "frr" if ext == "frr.conf" else base["platform"]
         if platform != "frr":
-            have = _fabric.parse_native(platform, after)
+            have = platforms.parse_native(platform, after)
             assert have == _fabric.desired(grown)
             assert [t for t in have if t["name"] != "delta"] == _fabric.desired(base)
         # Removing it again gives back exactly the original file.
-        assert _fabric.render_files(base, UNDERLAY)[ext] == before
+        assert platforms.render_files(base, UNDERLAY)[ext] == before
 
 
 @pytest.mark.parametrize("case", ["leaf-r1a", "leaf-r2a", "leaf-r1a-as-eos"])
@@ -137,8 +138,8 @@ def test_a_tenant_removed_removes_only_its_lines(case):
     base = CASES[case]
     shrunk = copy.deepcopy(base)
     gone = shrunk["tenants"].pop(0)
-    before = _fabric.render_files(base, UNDERLAY)
-    after = _fabric.render_files(shrunk, UNDERLAY)
+    before = platforms.render_files(base, UNDERLAY)
+    after = platforms.render_files(shrunk, UNDERLAY)
     for ext in before:
         b, a = before[ext].splitlines(), after[ext].splitlines()
         sm = difflib.SequenceMatcher(a=b, b=a, autojunk=False)
@@ -160,10 +161,10 @@ def test_eos_trunk_vlans_are_one_ranged_line_and_parse_back():
                  subnet="10.%d.0.0/24" % (200 + i), gateway="10.%d.0.1/24" % (200 + i))
         extra.append(t)
     switch["tenants"] = sorted(switch["tenants"] + extra, key=lambda t: t["vlan"])
-    text = _fabric.render_files(switch, UNDERLAY)["eos.cfg"]
+    text = platforms.render_files(switch, UNDERLAY)["eos.cfg"]
     trunk_lines = [line.strip() for line in text.splitlines() if "trunk allowed vlan" in line]
     assert trunk_lines and set(trunk_lines) == {"switchport trunk allowed vlan 102-104,110"}
-    assert _fabric.parse_native("eos", text) == _fabric.desired(switch)
+    assert platforms.parse_native("eos", text) == _fabric.desired(switch)
 
 
 def test_eos_render_read_back_by_arista_eos_l2_interfaces():
@@ -179,7 +180,7 @@ def test_eos_render_read_back_by_arista_eos_l2_interfaces():
         if switch["role"] != "leaf":
             continue
         sw = dict(switch, platform="eos")
-        text = _fabric.render_files(sw, UNDERLAY)["eos.cfg"]
+        text = platforms.render_files(sw, UNDERLAY)["eos.cfg"]
         blocks = ("\n" + text).split("\ninterface ")[1:]
         parsed = {b.split()[0]: facts.render_config(facts.generated_spec, b) for b in blocks}
         for t in _fabric.desired(sw):
@@ -245,3 +246,18 @@ interface Vxlan1
     assert tenants["beta"]["ports"] == [{"port": "Ethernet2", "mode": "trunk"}]
     assert (tenants["beta"]["vni"], tenants["beta"]["l3vni"], tenants["beta"]["gateway"]) == (10102, 50102,
                                                                                              "10.102.0.1/24")
+
+
+def test_the_fabric_core_imports_no_platform():
+    """Imports point one way: registry -> renderers -> core; the core never imports a renderer."""
+    import ast
+
+    from tests.support.fabric import ROOT
+
+    for name in ("_fabric.py", "_render_nvue.py", "_render_sonic.py", "_render_eos.py", "_render_frr.py"):
+        with open(os.path.join(ROOT, "plugins", "module_utils", name)) as fh:
+            tree = ast.parse(fh.read())
+        imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+        imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        forbidden = ("_render_", "_fabric_platforms") if name == "_fabric.py" else ("_fabric_platforms",)
+        assert not {i for i in imported if any(f in i for f in forbidden)}, name

@@ -12,6 +12,7 @@ import json
 import pytest
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric
+from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric_platforms as platforms
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet
 from tests.support.fabric import example_model
 from tests.support.fleetgen import generate
@@ -38,7 +39,7 @@ CASES = list(sonic_leaves())
 @pytest.mark.parametrize("name,switch", CASES, ids=[c[0] for c in CASES])
 def test_sonic_render_is_valid_for_the_release(name, switch, release):
     switch = dict(switch, os_version=release)
-    db = json.loads(_fabric.render_files(switch, UNDERLAY)["sonic.json"])
+    db = json.loads(platforms.render_files(switch, UNDERLAY)["sonic.json"])
     rc, message = yanglint(db, release)
     assert rc == 0, "%s (%s): %s" % (name, release, message)
     assert ("SAG" in db) == (release == "master"), "the anycast gateway form does not follow the release"
@@ -48,7 +49,7 @@ def test_sonic_render_is_valid_for_the_release(name, switch, release):
 def test_a_release_switch_refuses_the_master_only_anycast_gateway():
     """The check itself: a render with SAG (master's form) fails against 202605's YANG."""
     _name, switch = CASES[0]
-    db = json.loads(_fabric.render_files(dict(switch, os_version="master"), UNDERLAY)["sonic.json"])
+    db = json.loads(platforms.render_files(dict(switch, os_version="master"), UNDERLAY)["sonic.json"])
     rc, message = yanglint(db, "202605")
     assert rc != 0 and ("SAG" in message or "static_anycast_gateway" in message), message
 
@@ -56,6 +57,6 @@ def test_a_release_switch_refuses_the_master_only_anycast_gateway():
 def test_sonic_delta_set_is_valid_for_the_release():
     _name, switch = CASES[0]
     want = _fabric.desired(switch)
-    delta = _fabric.renderer("sonic").delta(switch, [], want, UNDERLAY, _fabric.options_with_defaults(None))
+    delta = platforms.renderer("sonic").delta(switch, [], want, UNDERLAY, _fabric.options_with_defaults(None))
     rc, message = yanglint(delta["set"], "202605")
     assert rc == 0, message

@@ -8,6 +8,7 @@ import copy
 import pytest
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric, _render_nvue
+from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric_platforms as platforms
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric_nvue import NvueClient, NvueError, change
 from ansible_collections.gpucloud.baremetal.plugins.modules import switch_tenants
 from tests.support.fabric import example_model
@@ -35,7 +36,7 @@ def params(switch, state, running=None, **extra):
 def native(switch, tenants):
     """The switch's native config holding ``tenants`` (what gathering it would return)."""
     s = dict(switch, tenants=tenants)
-    files = _fabric.render_files(s, UNDERLAY)
+    files = platforms.render_files(s, UNDERLAY)
     return files[{"nvue": "nvue.yaml", "sonic": "sonic.json", "eos": "eos.cfg"}[switch["platform"]]]
 
 
