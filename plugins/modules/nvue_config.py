@@ -52,8 +52,8 @@ options:
     description:
       - Save the applied config to the startup config when the switch has not saved it itself.
         Cumulus Linux 5.9 and later save on apply (state C(applied_and_saved)); up to 5.8 an
-        applied revision is lost at reboot unless saved, which this does with
-        C(PATCH /nvue_v1/revision/applied {"state": "save"}).
+        applied revision is lost at reboot unless saved, which this does with a PATCH of
+        C(/nvue_v1/revision/applied) to state C(save).
     type: bool
     default: true
 extends_documentation_fragment:

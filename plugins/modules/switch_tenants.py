@@ -95,7 +95,7 @@ options:
       - With a push state (V(merged), V(replaced), V(overridden), V(deleted)), also return the
         native files of the switch's config after the change in RV(rendered). For a switch
         whose config is kept as files rather than pushed (the switch_fabric role's
-        C(switch_fabric_push=false)): the kept file is the O(running_config), and these files
+        C(switch_fabric_push=false)), the kept file is the O(running_config), and these files
         replace it.
     type: bool
     default: false

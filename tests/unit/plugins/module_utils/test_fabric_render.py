@@ -244,8 +244,8 @@ interface Vxlan1
     tenants = {t["name"]: t for t in _render_eos.parse(running)}
     assert tenants["acme"]["ports"] == [{"port": "Ethernet1", "mode": "access"}, {"port": "Ethernet2", "mode": "trunk"}]
     assert tenants["beta"]["ports"] == [{"port": "Ethernet2", "mode": "trunk"}]
-    assert (tenants["beta"]["vni"], tenants["beta"]["l3vni"], tenants["beta"]["gateway"]) == (10102, 50102,
-                                                                                             "10.102.0.1/24")
+    beta = tenants["beta"]
+    assert (beta["vni"], beta["l3vni"], beta["gateway"]) == (10102, 50102, "10.102.0.1/24")
 
 
 def test_the_fabric_core_imports_no_platform():
