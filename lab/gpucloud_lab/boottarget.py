@@ -2,8 +2,11 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A "bare-metal" boot target: a QEMU machine (TCG) on a tap in the PXE segment, network-booting with iPXE.
 
-Powered on and off on demand (`gpucloud-lab boot-target on|off`, or `power_on()` from tests);
-its firmware's debug output and serial console go to the lab's log directory.
+Powered on and off on demand (`gpucloud-lab boot-target on|off`, or `power_on()` from tests), and
+by its BMC: the fleet node gpu4's Redfish emulator (redfish.py) runs
+`python3 -m gpucloud_lab.boottarget on network|disk|off|state`. It has no disk: booting from disk
+ends in the firmware's "no bootable device", as an empty server does.
+Its firmware's debug output and serial console go to the lab's log directory.
 """
 from __future__ import annotations
 
@@ -25,20 +28,23 @@ def ensure_tap() -> None:
     run(["ip", "-n", ns, "link", "set", tap, "master", config.BRIDGE, "up"])
 
 
-def qemu_command(memory_mb: int = 512) -> list[str]:
+BOOT_ORDER = {"network": "n", "disk": "c"}
+
+
+def qemu_command(memory_mb: int = 1024, boot: str = "network") -> list[str]:
     return [
         "ip", "netns", "exec", config.LAB_NETNS,
         "qemu-system-x86_64", "-machine", "pc,accel=tcg", "-m", str(memory_mb), "-smp", "1",
         "-nodefaults", "-display", "none", "-vga", "none", "-no-reboot",
-        "-boot", "order=n", "-serial", f"file:{SERIAL_LOG}",
+        "-boot", f"order={BOOT_ORDER[boot]}", "-serial", f"file:{SERIAL_LOG}",
         "-chardev", f"file,id=fw,path={FIRMWARE_LOG}", "-device", "isa-debugcon,iobase=0x402,chardev=fw",
         "-netdev", f"tap,id=net0,ifname={config.BOOT_TARGET_TAP},script=no,downscript=no",
         "-device", f"virtio-net-pci,netdev=net0,mac={config.BOOT_TARGET_MAC}",
     ]
 
 
-def power_on() -> None:
-    """Start the machine (it network-boots); idempotent."""
+def power_on(boot: str = "network") -> None:
+    """Start the machine (booting from `boot`: network or disk); idempotent."""
     ensure_ra()
     if daemon_pid(UNIT):
         return
@@ -46,7 +52,7 @@ def power_on() -> None:
     config.LOG_DIR.mkdir(parents=True, exist_ok=True)
     for log in (SERIAL_LOG, FIRMWARE_LOG):
         log.unlink(missing_ok=True)
-    start_daemon(UNIT, qemu_command())
+    start_daemon(UNIT, qemu_command(boot=boot))
 
 
 def power_off() -> None:
@@ -65,3 +71,20 @@ def stop_ra() -> None:
 
 def state() -> str:
     return "on" if daemon_pid(UNIT) else "off"
+
+
+def main(argv: list[str]) -> int:
+    """For the boot target's BMC: `on network|disk`, `off`, `state` (prints on or off)."""
+    if argv[:1] == ["on"] and len(argv) == 2 and argv[1] in BOOT_ORDER:
+        power_on(argv[1])
+    elif argv == ["off"]:
+        power_off()
+    elif argv != ["state"]:
+        print("usage: python3 -m gpucloud_lab.boottarget on network|disk | off | state", file=sys.stderr)
+        return 2
+    print(state())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

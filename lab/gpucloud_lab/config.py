@@ -87,6 +87,10 @@ REDFISH_BASE_PORT = 8000          # gpuN's BMC answers on CONTROLLER_IP:8000+N
 CHART_PORT = 8880                 # stand-in Helm repository
 BOOT_TARGET_MAC = "52:54:00:c6:33:63"
 BOOT_TARGET_TAP = "gcltap0"
+# The boot target is a fleet node (inventories/lab/fleet.yml) with a Redfish BMC that powers it.
+BOOT_TARGET_NAME = "gpu4"
+BOOT_TARGET_IP = f"{SUBNET_PREFIX}.24"
+BOOT_TARGET_BMC_PORT = REDFISH_BASE_PORT + 4
 
 
 def bmc_port(host: Host) -> int:

@@ -4,6 +4,11 @@
 
 One emulator per node, each on its own port, so a node's BMC address names
 exactly one system, as a real BMC does.
+
+The boot target (fleet node gpu4, a QEMU machine) has the same emulator with a driver that
+really powers it: On / ForceOff / ForceRestart start and stop the QEMU process (power state is
+whether it runs), and the boot override decides QEMU's boot device. BootSourceOverrideEnabled
+is honoured (sushy-tools itself always reports Continuous): Once is consumed by the next power-on.
 """
 from __future__ import annotations
 
@@ -50,15 +55,15 @@ def tls() -> tuple[Path, Path]:
     return pki.issue("redfish", "/CN=gpucloud-lab-bmc", [f"IP:{config.CONTROLLER_IP}"], server=True)
 
 
-def emulator_config(host: Host) -> str:
+def emulator_config(host: Host, port: int | None = None, mac: str | None = None) -> str:
     cert, key = tls()
     system = {
         "uuid": system_uuid(host), "name": host.name, "power_state": "Off",
-        "nics": [{"mac": host.mac, "ip": host.ip}],
+        "nics": [{"mac": mac or host.mac, "ip": host.ip}],
     }
     return "\n".join([
         f"SUSHY_EMULATOR_LISTEN_IP = {config.CONTROLLER_IP!r}",
-        f"SUSHY_EMULATOR_LISTEN_PORT = {config.bmc_port(host)}",
+        f"SUSHY_EMULATOR_LISTEN_PORT = {port or config.bmc_port(host)}",
         "SUSHY_EMULATOR_FAKE_DRIVER = True",
         f"SUSHY_EMULATOR_FAKE_SYSTEMS = {json.dumps([system])}",
         f"SUSHY_EMULATOR_STATE_DIR = {str(state_dir(host))!r}",
@@ -86,18 +91,127 @@ def start(host: Host, auth: str) -> None:
                  env={"TMPDIR": str(directory)})
 
 
+# Runs inside the sushy-tools venv (no PyYAML there): the lab is reached through
+# `python3 -m gpucloud_lab.boottarget`, the system Python with the lab on its path.
+QEMU_LAUNCHER = r'''
+import json, os, subprocess, sys
+import flask
+from sushy_tools import error
+from sushy_tools.emulator import main as emulator
+from sushy_tools.emulator.resources.systems import fakedriver
+
+STATE = os.path.join(os.environ["GPUCLOUD_BMC_STATE"], "boot-override.json")
+
+
+def lab(*args):
+    run = subprocess.run(["/usr/bin/python3", "-m", "gpucloud_lab.boottarget", *args], capture_output=True,
+                         text=True, check=True, env=dict(os.environ, PYTHONPATH=os.environ["GPUCLOUD_LAB_DIR"]))
+    return run.stdout.strip().splitlines()[-1]
+
+
+def enabled():
+    try:
+        with open(STATE) as fh:
+            return json.load(fh)["enabled"]
+    except (OSError, ValueError, KeyError):
+        return "Disabled"
+
+
+def set_enabled(value):
+    with open(STATE + ".tmp", "w") as fh:
+        json.dump({"enabled": value}, fh)
+    os.replace(STATE + ".tmp", STATE)
+
+
+class QemuDriver(fakedriver.FakeDriver):
+    def get_power_state(self, identity):
+        self._get(identity)
+        return "On" if lab("state") == "on" else "Off"
+
+    def set_power_state(self, identity, state):
+        system = self._get(identity)
+        if state in ("On", "ForceOn"):
+            if lab("state") != "on":
+                self._boot(system)
+        elif state in ("ForceOff", "GracefulShutdown"):
+            lab("off")
+        elif state in ("ForceRestart", "GracefulRestart", "PowerCycle"):
+            lab("off")
+            self._boot(system)
+        else:
+            raise error.NotSupportedError(f"Power state {state} is not supported")
+
+    def _boot(self, system):
+        override = enabled()
+        network = system.get("boot_device") == "Pxe" and override in ("Once", "Continuous")
+        lab("on", "network" if network else "disk")
+        if override == "Once":
+            set_enabled("Disabled")
+
+
+fakedriver.FakeDriver = QemuDriver
+
+
+@emulator.app.before_request
+def remember_override():
+    if flask.request.method == "PATCH" and "/Systems/" in flask.request.path:
+        boot = (flask.request.get_json(silent=True) or {}).get("Boot") or {}
+        if boot.get("BootSourceOverrideEnabled") in ("Once", "Continuous", "Disabled"):
+            set_enabled(boot["BootSourceOverrideEnabled"])
+        elif boot.get("BootSourceOverrideTarget"):
+            set_enabled("Once")
+
+
+@emulator.app.after_request
+def report_override(response):
+    if flask.request.method == "GET" and "/Systems/" in flask.request.path and response.is_json:
+        body = response.get_json()
+        if isinstance(body, dict) and isinstance(body.get("Boot"), dict):
+            body["Boot"]["BootSourceOverrideEnabled"] = enabled()
+            response.set_data(json.dumps(body))
+    return response
+
+
+sys.argv = ["sushy-emulator", "--config", sys.argv[1]]
+sys.exit(emulator.main())
+'''
+
+
+def boot_target_host() -> Host:
+    """The boot target as a BMC-carrying host (gpu4): its MAC is QEMU's, not the nspawn pattern."""
+    return Host(config.BOOT_TARGET_NAME, int(config.BOOT_TARGET_IP.rsplit(".", 1)[1]), "boot_target")
+
+
+def start_boot_target_bmc(auth: str) -> None:
+    host = boot_target_host()
+    if daemon_pid(unit(host)):
+        return
+    directory = state_dir(host)
+    write_file(directory / "htpasswd", auth, mode=0o600)
+    write_file(directory / "emulator.conf",
+               emulator_config(host, port=config.BOOT_TARGET_BMC_PORT, mac=config.BOOT_TARGET_MAC))
+    write_file(directory / "qemu_bmc.py", QEMU_LAUNCHER)
+    start_daemon(unit(host), [str(VENV / "bin" / "python"), str(directory / "qemu_bmc.py"),
+                              str(directory / "emulator.conf")],
+                 env={"TMPDIR": str(directory), "GPUCLOUD_BMC_STATE": str(directory),
+                      "GPUCLOUD_LAB_DIR": str(config.LAB_DIR)})
+
+
 def up() -> None:
     ensure_venv()
     auth = htpasswd()
     for host in config.GPU_NODES:
         start(host, auth)
+    start_boot_target_bmc(auth)
     for host in config.GPU_NODES:
         wait_for(lambda h=host: port_open(config.CONTROLLER_IP, config.bmc_port(h)),
                  f"Redfish emulator for {host.name}", timeout=30)
+    wait_for(lambda: port_open(config.CONTROLLER_IP, config.BOOT_TARGET_BMC_PORT),
+             f"Redfish emulator for {config.BOOT_TARGET_NAME}", timeout=30)
 
 
 def down() -> None:
-    for host in config.GPU_NODES:
+    for host in (*config.GPU_NODES, boot_target_host()):
         stop_unit(unit(host))
 
 

@@ -14,6 +14,9 @@ def test_lab_fleet_is_valid_and_matches_the_lab_hosts():
     model = load_fleet(config.fleet())
     hosts = {h.name: h for h in config.HOSTS}
     nodes = {n["name"]: n for n in model["nodes"]}
+    target = nodes.pop(config.BOOT_TARGET_NAME)  # the QEMU boot target, powered by its Redfish BMC
+    assert (target["ip"], target["mac"]) == (config.BOOT_TARGET_IP, config.BOOT_TARGET_MAC)
+    assert target["bmc"]["address"] == f"{config.CONTROLLER_IP}:{config.BOOT_TARGET_BMC_PORT}"
     assert set(nodes) == {h.name for h in config.HOSTS if h.role == "gpu_node"}
     for name, node in nodes.items():
         assert (node["ip"], node["mac"]) == (hosts[name].ip, hosts[name].mac), name

@@ -22,8 +22,8 @@ class Bmc:
     def __init__(self) -> None:
         self.failures = 0
         self.requests: list[tuple[str, str, dict]] = []
-        self.state = {"PowerState": "Off", "Boot": {"BootSourceOverrideTarget": "None",
-                                                     "BootSourceOverrideEnabled": "Disabled"}}
+        boot = {"BootSourceOverrideTarget": "None", "BootSourceOverrideEnabled": "Disabled"}
+        self.state = {"PowerState": "Off", "Boot": boot}
 
 
 @pytest.fixture
@@ -115,7 +115,7 @@ def test_a_wrong_password_fails_at_once_without_printing_it(bmc) -> None:
 
 def test_boot_once_reset_and_wait(bmc) -> None:
     fake, url = bmc
-    rf, _ = client(url)
+    rf = client(url)[0]
     rf.set_boot_once("Pxe")
     assert fake.requests[-1] == ("PATCH", SYSTEM, {"Boot": {"BootSourceOverrideTarget": "Pxe",
                                                             "BootSourceOverrideEnabled": "Once"}})
@@ -126,8 +126,8 @@ def test_boot_once_reset_and_wait(bmc) -> None:
 
 
 def test_wait_power_gives_up_naming_the_state(bmc) -> None:
-    _fake, url = bmc
-    rf, _ = client(url)
+    url = bmc[1]
+    rf = client(url)[0]
     ticks = iter(range(100))
     with pytest.raises(RedfishError, match=r"node1: BMC .*: power state is still Off after 3 s \(wanted On\)"):
         rf.wait_power("On", timeout=3, clock=lambda: float(next(ticks)))

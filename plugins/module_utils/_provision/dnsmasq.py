@@ -1,0 +1,98 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The dnsmasq configuration of the boot server: DHCP reservations, TFTP and iPXE chainloading.
+
+The boot chain: a node's firmware DHCPs (no option 175) and gets iPXE over TFTP (``undionly.kpxe``
+for BIOS, ``ipxe.efi`` for x86-64 UEFI); iPXE DHCPs again, now with option 175, and gets the
+URL of the node's own iPXE script on the HTTP server. Only fleet nodes (tag ``fleet``, set by
+their reservation) get a boot file: a MAC in no fleet gets, at most, an address from the
+dynamic range and nothing to boot.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .._errors import ProblemsError
+
+DHCP_MODES = ("range", "static", "proxy")
+BIOS_FILE = "undionly.kpxe"
+UEFI_FILE = "ipxe.efi"
+# One option per line, no newline inside: anything else would let a value inject options.
+_OPTION_LINE = re.compile(r"^[a-z][a-z0-9-]*(=[^\n\r]*)?$")
+
+
+def host_tag(name: str) -> str:
+    return "n-" + name
+
+
+def script_url(http_base: str, name: str) -> str:
+    return "%s/hosts/%s.ipxe" % (http_base, name)
+
+
+def render(site: dict[str, Any], nodes: list[dict[str, Any]], options: dict[str, Any]) -> str:
+    """The whole configuration file. ``options``: mode, interfaces, tftp_root, http_base,
+    lease_time, log_dhcp, dns_servers, extra (raw option lines appended last)."""
+    mode = options.get("mode", "range")
+    problems = []
+    if mode not in DHCP_MODES:
+        problems.append("dhcp_mode: %r is not one of %s" % (mode, ", ".join(DHCP_MODES)))
+    for i, line in enumerate(options.get("extra") or []):
+        if not isinstance(line, str) or not _OPTION_LINE.match(line):
+            problems.append("dnsmasq_options[%d]: %r is not one dnsmasq option (name[=value] on one line)" % (i, line))
+    for i, server in enumerate(options.get("dns_servers") or []):
+        if not re.match(r"^[0-9.]+$|^[0-9a-fA-F:]+$", str(server)):
+            problems.append("dns_servers[%d]: %r is not an IP address" % (i, server))
+    if problems:
+        raise ProblemsError(problems)
+    mgmt = site["management"]
+    network, _prefix = mgmt["subnet"].split("/")
+    lease = options.get("lease_time", "12h")
+    http_base = options["http_base"]
+    out = [
+        "# Managed by gpucloud.baremetal (role pxe_server) from the fleet of site %s; do not edit." % site["name"],
+        "port=0",  # no DNS: DHCP and TFTP only
+    ]
+    for iface in options.get("interfaces") or []:
+        out.append("interface=%s" % iface)
+    if options.get("interfaces"):
+        out.append("bind-interfaces")
+    if mode == "proxy":
+        out.append("dhcp-range=%s,proxy,%s" % (network, mgmt["netmask"]))
+    else:
+        out.append("domain=%s" % site["domain"])
+        if mode == "range":
+            first, last = mgmt["dhcp_range"]
+            out.append("dhcp-range=%s,%s,%s,%s" % (first, last, mgmt["netmask"], lease))
+        else:
+            out.append("dhcp-range=%s,static,%s,%s" % (network, mgmt["netmask"], lease))
+        out.append("dhcp-option=option:router,%s" % mgmt["gateway"])
+        if options.get("dns_servers"):
+            out.append("dhcp-option=option:dns-server,%s" % ",".join(options["dns_servers"]))
+    if options.get("log_dhcp", True):
+        out.append("log-dhcp")
+    out += [
+        "enable-tftp",
+        "tftp-root=%s" % options["tftp_root"],
+        "dhcp-match=set:ipxe,175",
+        "dhcp-match=set:efi64,option:client-arch,7",
+        "dhcp-match=set:efi64,option:client-arch,9",
+        "# firmware (no option 175): iPXE over TFTP, for fleet nodes only",
+        "dhcp-boot=tag:fleet,tag:!ipxe,tag:!efi64,%s,,%s" % (BIOS_FILE, mgmt["pxe_server"]),
+        "dhcp-boot=tag:fleet,tag:!ipxe,tag:efi64,%s,,%s" % (UEFI_FILE, mgmt["pxe_server"]),
+        "# one reservation per node; iPXE (option 175) gets the node's own script over HTTP",
+    ]
+    for node in nodes:
+        tag = host_tag(node["name"])
+        if mode == "proxy":
+            out.append("dhcp-host=%s,set:fleet,set:%s" % (node["mac"], tag))
+        else:
+            out.append("dhcp-host=%s,set:fleet,set:%s,%s,%s" % (node["mac"], tag, node["ip"], node["name"]))
+        out.append("dhcp-boot=tag:%s,tag:ipxe,%s" % (tag, script_url(http_base, node["name"])))
+    extra = list(options.get("extra") or [])
+    if extra:
+        out.append("# pxe_server_dnsmasq_options")
+        out += extra
+    return "\n".join(out) + "\n"

@@ -1,0 +1,81 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""OS profiles: which kernel, initrd and installer source a node of each family boots.
+
+A profile's ``kernel``/``initrd`` is a URL (iPXE fetches it from there) or an absolute path on
+the controller (the PXE server role copies it to the boot server and serves it over HTTP).
+Without them, each family has a default; a family without one (RHEL: no public mirror) must
+set them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._errors import ProblemsError
+
+FAMILIES = ("ubuntu", "rocky", "rhel", "debian")
+SEED_FILES = {
+    "ubuntu": ("user-data", "meta-data"),
+    "rocky": ("ks.cfg",),
+    "rhel": ("ks.cfg",),
+    "debian": ("preseed.cfg",),
+}
+_DI = "/usr/lib/debian-installer/images/{version}/amd64/text/debian-installer/amd64/"
+DEFAULTS: dict[str, dict[str, str]] = {
+    # Debian's debian-installer-<N>-netboot-amd64 package: a real installer, served offline.
+    "debian": {"kernel": _DI + "linux", "initrd": _DI + "initrd.gz", "image": "http://deb.debian.org/debian"},
+    "ubuntu": {
+        "kernel": "https://releases.ubuntu.com/{version}/netboot/amd64/linux",
+        "initrd": "https://releases.ubuntu.com/{version}/netboot/amd64/initrd",
+        "image": "https://releases.ubuntu.com/{version}/ubuntu-{version}-live-server-amd64.iso",
+    },
+    "rocky": {
+        "kernel": "https://dl.rockylinux.org/pub/rocky/{major}/BaseOS/x86_64/os/images/pxeboot/vmlinuz",
+        "initrd": "https://dl.rockylinux.org/pub/rocky/{major}/BaseOS/x86_64/os/images/pxeboot/initrd.img",
+        "image": "https://dl.rockylinux.org/pub/rocky/{major}/BaseOS/x86_64/os/",
+    },
+    "rhel": {},
+}
+
+
+def is_url(value: str) -> bool:
+    return value.startswith(("http://", "https://"))
+
+
+def boot_artifacts(profile: dict[str, Any], http_base: str) -> dict[str, Any]:
+    """``kernel``/``initrd`` URLs for iPXE, ``image`` (installer source) and the files to copy.
+
+    ``copies`` lists ``{"src": controller path, "path": path under the HTTP root}``.
+    Raises ProblemsError naming the profile key when a family has no default for a missing key.
+    """
+    name, family = profile["name"], profile.get("family")
+    version = str(profile.get("version", ""))
+    if family not in FAMILIES:
+        raise ProblemsError(
+            ["site.os_profiles.%s.family: %r is not supported; allowed: %s" % (name, family, ", ".join(FAMILIES))]
+        )
+    defaults = DEFAULTS[family]
+    out: dict[str, Any] = {"copies": []}
+    problems = []
+    for key in ("kernel", "initrd", "image"):
+        value = profile.get(key) or defaults.get(key, "")
+        if not value:
+            problems.append(
+                "site.os_profiles.%s.%s: required for family %s (no default); a URL or an absolute path "
+                "on the controller" % (name, key, family)
+            )
+            continue
+        value = value.format(version=version, major=version.split(".", maxsplit=1)[0])
+        if key != "image" and not is_url(value):
+            if not value.startswith("/"):
+                problems.append("site.os_profiles.%s.%s: %r is neither a URL nor an absolute path" % (name, key, value))
+                continue
+            path = "os/%s/%s" % (name, value.rsplit("/", 1)[-1])
+            out["copies"].append({"src": value, "path": path})
+            value = "%s/%s" % (http_base, path)
+        out[key] = value
+    if problems:
+        raise ProblemsError(problems)
+    return out

@@ -1,0 +1,233 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: pxe_render
+short_description: Render and validate everything a PXE boot server serves for a fleet
+version_added: 0.1.0
+description:
+  - Renders, from the fleet model, the dnsmasq configuration (a DHCP reservation per node, TFTP,
+    iPXE chainloading with option 175), a per-host iPXE script and the unattended-install seed of
+    every node (Ubuntu autoinstall, kickstart for Rocky/RHEL, Debian preseed), and writes them
+    under O(dest).
+  - Every seed is validated before anything is written; invalid seeds fail the module with every
+    problem listed. Ubuntu user-data is checked with cloud-init's own schema, kickstart with
+    pykickstart (what C(ksvalidator) runs), preseed with debconf syntax rules and the answers an
+    unattended install needs.
+  - Runs on the controller (delegated to C(localhost)); the role M(gpucloud.baremetal.pxe_server)
+    copies the result to the boot server and checks the dnsmasq file with C(dnsmasq --test) there.
+author:
+  - gpucloud.baremetal contributors (@gpucloud)
+options:
+  site:
+    description: The fleet's site (C(gpucloud_site) of the C(gpucloud.baremetal.fleet) inventory).
+    type: dict
+    required: true
+  nodes:
+    description:
+      - The nodes to serve (C(gpucloud_pxe_nodes) of the PXE server), each with C(name), C(mac),
+        C(ip) and C(os) (an OS profile of O(site)).
+    type: list
+    elements: dict
+    required: true
+  dest:
+    description:
+      - Folder to write into; C(dnsmasq.conf) and C(http/) (the HTTP root's C(hosts/) files) are
+        written there. Files are rewritten only when their content changes.
+    type: path
+    required: true
+  tftp_root:
+    description: Folder on the boot server that dnsmasq serves over TFTP (iPXE binaries).
+    type: str
+    default: /srv/gpucloud/tftp
+  http_base:
+    description: Base URL of the HTTP boot server; default C(http://<pxe_server>:<http_port>) from O(site).
+    type: str
+  dhcp_mode:
+    description:
+      - V(range) serves the site's C(dhcp_range) to unknown machines (no boot file) and a reservation
+        to each node; V(static) serves reservations only; V(proxy) leaves addresses to the site's
+        own DHCP server and answers PXE only.
+    type: str
+    default: range
+    choices: [range, static, proxy]
+  interfaces:
+    description: Interfaces dnsmasq listens on; empty for all.
+    type: list
+    elements: str
+    default: []
+  dns_servers:
+    description:
+      - DNS servers the DHCP answers name (option 6). Installers ask for one when DHCP gives none,
+        which would stop an unattended install.
+    type: list
+    elements: str
+    default: []
+  dnsmasq_options:
+    description: Extra dnsmasq options, one C(name[=value]) per item, appended to the configuration.
+    type: list
+    elements: str
+    default: []
+  lease_time:
+    description: DHCP lease time (dnsmasq syntax, e.g. C(12h)).
+    type: str
+    default: 12h
+  console:
+    description: Console arguments for the installer kernel (e.g. C(console=ttyS0,115200n8)).
+    type: str
+    default: ""
+  admin_user:
+    description: The administrator account the seeds create (SSH keys, passwordless sudo, no password).
+    type: str
+    default: gpucloud
+  ssh_authorized_keys:
+    description: Public keys of O(admin_user).
+    type: list
+    elements: str
+    default: []
+  phone_home_url:
+    description:
+      - URL the installed machine posts its host keys and name to when the install is done;
+        C({name}) is replaced by the node name. Empty for none.
+    type: str
+    default: ""
+  absent_nodes:
+    description: Nodes to leave out (being decommissioned), by name.
+    type: list
+    elements: str
+    default: []
+  validate:
+    description: Validate the seeds (turn off only to measure rendering alone).
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    support: full
+    description: Renders and validates every file, writes nothing; C(changed) says whether O(dest) would change.
+  diff_mode:
+    support: none
+    description: The boot server's copy tasks show the diff of each file.
+  platform:
+    support: full
+    platforms: posix
+    description: Runs on the controller, which has the validators (cloud-init, pykickstart).
+requirements:
+  - cloud-init (Debian package) on the controller when a node has an Ubuntu profile
+  - pykickstart (Python) on the controller when a node has a Rocky or RHEL profile
+"""
+
+EXAMPLES = r"""
+- name: Render the boot server's files into a staging folder on the controller
+  gpucloud.baremetal.pxe_render:
+    site: "{{ gpucloud_site }}"
+    nodes: "{{ gpucloud_pxe_nodes }}"
+    dest: /tmp/pxe-stage
+    ssh_authorized_keys: ["ssh-ed25519 AAAAC3Nza... ops@example"]
+  delegate_to: localhost
+"""
+
+RETURN = r"""
+nodes:
+  description: Names of the nodes served.
+  returned: always
+  type: list
+  elements: str
+files:
+  description: Paths written or to be written, relative to O(dest)
+  returned: always
+  type: list
+  elements: str
+copies:
+  description: Kernels and initrds to copy from the controller, C(src) and C(path) (under the HTTP root).
+  returned: always
+  type: list
+  elements: dict
+seeds:
+  description: Number of seeds rendered and validated.
+  returned: always
+  type: int
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._errors import ProblemsError
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision import tree, validate
+
+
+def _write(path: str, content: str, dry: bool) -> bool:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            if fh.read() == content:
+                return False
+    except OSError:
+        pass
+    if dry:
+        return True
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(content)
+    os.replace(tmp, path)
+    return True
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "site": {"type": "dict", "required": True},
+            "nodes": {"type": "list", "elements": "dict", "required": True},
+            "dest": {"type": "path", "required": True},
+            "tftp_root": {"type": "str", "default": "/srv/gpucloud/tftp"},
+            "http_base": {"type": "str"},
+            "dhcp_mode": {"type": "str", "default": "range", "choices": ["range", "static", "proxy"]},
+            "interfaces": {"type": "list", "elements": "str", "default": []},
+            "dns_servers": {"type": "list", "elements": "str", "default": []},
+            "dnsmasq_options": {"type": "list", "elements": "str", "default": []},
+            "lease_time": {"type": "str", "default": "12h"},
+            "console": {"type": "str", "default": ""},
+            "admin_user": {"type": "str", "default": "gpucloud"},
+            "ssh_authorized_keys": {"type": "list", "elements": "str", "default": [], "no_log": False},
+            "phone_home_url": {"type": "str", "default": ""},
+            "absent_nodes": {"type": "list", "elements": "str", "default": []},
+            "validate": {"type": "bool", "default": True},
+        },
+        supports_check_mode=True,
+    )
+    p = module.params
+    options = {
+        "tftp_root": p["tftp_root"], "http_base": p["http_base"], "mode": p["dhcp_mode"],
+        "interfaces": p["interfaces"], "dns_servers": p["dns_servers"], "extra": p["dnsmasq_options"],
+        "lease_time": p["lease_time"],
+        "console": p["console"], "admin_user": p["admin_user"], "ssh_keys": p["ssh_authorized_keys"],
+        "phone_home_url": p["phone_home_url"], "absent": p["absent_nodes"],
+    }
+    try:
+        rendered = tree.render(p["site"], p["nodes"], options)
+        problems = []
+        if p["validate"]:
+            problems = validate.seeds(rendered["files"], rendered["seeds"], rendered["seed_values"])
+    except ProblemsError as exc:
+        module.fail_json(msg=str(exc), problems=exc.problems)
+    except validate.ValidatorMissing as exc:
+        module.fail_json(msg=str(exc))
+    if problems:
+        summary = "; ".join(validate.summary(problems))
+        module.fail_json(msg="seeds are invalid (%d problems): %s" % (len(problems), summary), problems=problems)
+    paths = {"dnsmasq.conf": rendered["dnsmasq"]}
+    paths.update({"http/" + path: text for path, text in rendered["files"].items()})
+    changed = False
+    for path, text in paths.items():
+        changed = _write(os.path.join(p["dest"], path), text, module.check_mode) or changed
+    module.exit_json(changed=changed, nodes=rendered["nodes"], files=sorted(paths),
+                     copies=rendered["copies"], seeds=len(rendered["seeds"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,186 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: redfish_system
+short_description: Power and one-time boot of a server through its BMC's Redfish API
+version_added: 0.1.0
+description:
+  - Reads a server's power state and inventory, sets a one-time boot override (e.g. PXE for the next
+    boot only) and powers it on, off or through a cycle, then polls until the BMC reports the power
+    state asked for (BMCs take seconds to apply a power action).
+  - Retries every request with exponential backoff when the BMC answers 5xx or does not answer, and
+    then fails with a message naming the node and its BMC. Wrong credentials fail at once. The
+    password is never printed.
+  - Uses Ansible's own HTTP client. community.general's Redfish modules were not used because they
+    neither poll for the power state to change nor retry on 5xx, and would add a dependency.
+author:
+  - gpucloud.baremetal contributors (@gpucloud)
+options:
+  name:
+    description: Node name, used in messages.
+    type: str
+    default: ""
+  bmc:
+    description:
+      - The node's BMC as the fleet gives it (C(gpucloud_node.bmc)), C(url) or C(address),
+        C(username), C(password) and optionally C(system_id) and C(validate_certs).
+    type: dict
+    required: true
+  ca_path:
+    description: PEM CA bundle that signed the BMC's certificate; empty for the system's trust store.
+    type: path
+  power:
+    description:
+      - V(on), V(off) (forced), V(graceful_off), V(cycle) (forced restart, or on when off) or V(read)
+        (change nothing). V(on) and V(off) change nothing when the server already is so.
+    type: str
+    default: read
+    choices: [read, "on", "off", graceful_off, cycle]
+  boot_once:
+    description: Boot override for the next boot only (C(BootSourceOverrideEnabled=Once)), e.g. V(Pxe).
+    type: str
+    choices: [Pxe, Hdd, Cd, UefiHttp, BiosSetup]
+  wait:
+    description: Poll until the power state is the one asked for.
+    type: bool
+    default: true
+  wait_timeout:
+    description: Seconds to wait for the power state.
+    type: int
+    default: 120
+  retries:
+    description: Retries of a request that got 5xx or no answer (backoff 1, 2, 4 ... seconds).
+    type: int
+    default: 4
+  timeout:
+    description: Seconds per HTTP request.
+    type: int
+    default: 10
+attributes:
+  check_mode:
+    support: full
+    description: Reads the BMC and reports what would change; sends no change.
+  diff_mode:
+    support: full
+    description: Power state and boot override, before and after.
+  platform:
+    support: full
+    platforms: posix
+    description: Runs on the controller (delegated to C(localhost)) and talks to the BMC over HTTPS.
+"""
+
+EXAMPLES = r"""
+- name: Next boot from the network, then power-cycle the node
+  gpucloud.baremetal.redfish_system:
+    name: "{{ inventory_hostname }}"
+    bmc: "{{ gpucloud_node.bmc }}"
+    boot_once: Pxe
+    power: cycle
+  delegate_to: localhost
+"""
+
+RETURN = r"""
+power_state:
+  description: Power state after the change (or now, with V(read) and in check mode).
+  returned: always
+  type: str
+  sample: "On"
+boot:
+  description: The boot override after the change, C(target) and C(enabled).
+  returned: always
+  type: dict
+inventory:
+  description: What the BMC reports of the system (model, serial, CPUs, memory, boot settings).
+  returned: always
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision.redfish import (
+    RESET_TYPES,
+    Redfish,
+    RedfishError,
+)
+
+WANT = {"on": "On", "off": "Off", "graceful_off": "Off", "cycle": "On"}
+
+
+def run(client: Redfish, power: str, boot_once: str | None, check: bool, wait: bool, wait_timeout: int) -> dict:
+    before_state = client.power_state()
+    before_boot = client.boot_override()
+    changed = False
+    boot = before_boot
+    if boot_once and before_boot != {"target": boot_once, "enabled": "Once"}:
+        changed = True
+        boot = {"target": boot_once, "enabled": "Once"}
+        if not check:
+            client.set_boot_once(boot_once)
+    state = before_state
+    if power != "read":
+        want = WANT[power]
+        reset = None
+        if power == "cycle":
+            reset = RESET_TYPES["cycle"] if before_state == "On" else RESET_TYPES["on"]
+        elif before_state != want:
+            reset = RESET_TYPES[power]
+        if reset:
+            changed = True
+            state = want
+            if not check:
+                client.reset(reset)
+                if wait:
+                    state = client.wait_power(want, wait_timeout)
+    return {
+        "changed": changed, "power_state": state, "boot": boot,
+        "diff": {"before": {"power_state": before_state, "boot": before_boot},
+                 "after": {"power_state": state, "boot": boot}},
+    }
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "name": {"type": "str", "default": ""},
+            "bmc": {"type": "dict", "required": True, "no_log": False},
+            "ca_path": {"type": "path"},
+            "power": {"type": "str", "default": "read", "choices": ["read", "on", "off", "graceful_off", "cycle"]},
+            "boot_once": {"type": "str", "choices": ["Pxe", "Hdd", "Cd", "UefiHttp", "BiosSetup"]},
+            "wait": {"type": "bool", "default": True},
+            "wait_timeout": {"type": "int", "default": 120},
+            "retries": {"type": "int", "default": 4},
+            "timeout": {"type": "int", "default": 10},
+        },
+        supports_check_mode=True,
+    )
+    p = module.params
+    bmc = p["bmc"]
+    password = str(bmc.get("password") or "")
+    if password:
+        module.no_log_values.add(password)
+    missing = [k for k in ("username", "password") if not bmc.get(k)]
+    if not (bmc.get("url") or bmc.get("address")):
+        missing.insert(0, "url (or address)")
+    if missing:
+        module.fail_json(msg="%s: bmc needs %s" % (p["name"] or "node", ", ".join(missing)))
+    client = Redfish(str(bmc.get("url") or bmc["address"]), str(bmc["username"]), password, name=p["name"],
+                     system_id=str(bmc.get("system_id") or ""), validate_certs=bool(bmc.get("validate_certs", True)),
+                     ca_path=p["ca_path"], timeout=p["timeout"], retries=p["retries"])
+    try:
+        result = run(client, p["power"], p["boot_once"], module.check_mode, p["wait"], p["wait_timeout"])
+        result["inventory"] = client.inventory()
+    except RedfishError as exc:
+        module.fail_json(msg=str(exc))
+    if not (module._diff and result["changed"]):
+        result.pop("diff")
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,265 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The provisioning stage against the lab: dnsmasq + nginx on the PXE host answered by a real DHCP
+client and TFTP/HTTP fetches, the Redfish module against the emulators, and the QEMU boot target
+network-booting the Debian installer from our server up to its preseed fetch."""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import re
+import subprocess
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tests.integration.lab import Lab
+
+PXE_ROOT = Path("/var/lib/gpucloud-lab/hosts/pxe/root")
+DNSMASQ_CONF = "/etc/dnsmasq.d/gpucloud-pxe.conf"
+ACCESS_LOG = "/var/log/nginx/gpucloud-pxe.access.log"
+HTTP = "http://198.51.100.10:8080"
+GPU4_MAC = "52:54:00:c6:33:63"  # the boot target; powered off while a test client borrows its MAC
+UNKNOWN_MAC = "52:54:00:99:99:01"
+TIMINGS = Path("/var/lib/gpucloud-lab/log/provision-timings.json")
+SSH = ["ssh", "-i", "/var/lib/gpucloud-lab/ssh/id_ed25519", "-o", "StrictHostKeyChecking=no",
+       "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "root@198.51.100.10"]
+UDHCPC_SCRIPT = """#!/bin/sh
+[ "$1" = bound ] && env | grep -E '^(ip|boot_file|siaddr|hostname|dns|router)=' > "$UDHCPC_OUT"
+exit 0
+"""
+
+
+def pxe(command: str) -> str:
+    return subprocess.run([*SSH, command], capture_output=True, text=True, check=True).stdout
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def dnsmasq_pid() -> str:
+    return pxe("systemctl show -p MainPID --value dnsmasq").strip()
+
+
+@pytest.fixture(scope="module")
+def served(lab: Lab) -> Lab:
+    run = lab.playbook("playbooks/provision.yml", limit="pxe")
+    assert run.rc == 0, run.failures()
+    return lab
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator:
+    """A DHCP client (busybox udhcpc) in a namespace of its own on the lab segment."""
+    ns, port = "gcl-dhcptest", "gcldhcpt0"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    script = tmp_path / "udhcpc.sh"
+    script.write_text(UDHCPC_SCRIPT)
+    script.chmod(0o755)
+    try:
+        subprocess.run(["ip", "link", "add", port, "netns", "gcl-lab", "type", "veth", "peer", "name", "eth0",
+                        "netns", ns], check=True)
+        subprocess.run(["ip", "-n", "gcl-lab", "link", "set", port, "master", "gclbr0", "up"], check=True)
+
+        def dhcp(mac: str, ipxe: bool = False) -> dict[str, str]:
+            subprocess.run(["ip", "-n", ns, "addr", "flush", "dev", "eth0"], check=True)
+            subprocess.run(["ip", "-n", ns, "link", "set", "eth0", "down"], check=True)
+            subprocess.run(["ip", "-n", ns, "link", "set", "eth0", "address", mac, "up"], check=True)
+            out = tmp_path / f"lease-{mac}-{ipxe}"
+            cmd = ["ip", "netns", "exec", ns, "busybox", "udhcpc", "-i", "eth0", "-f", "-q", "-n", "-R",
+                   "-t", "5", "-T", "2", "-s", str(script)] + (["-x", "0xaf:0101"] if ipxe else [])
+            run = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "UDHCPC_OUT": str(out)},
+                                 check=False, timeout=60)
+            assert run.returncode == 0, run.stderr
+            lease = dict(line.split("=", 1) for line in out.read_text().splitlines())
+            subprocess.run(["ip", "-n", ns, "addr", "add", f"{lease['ip']}/24", "dev", "eth0"], check=True)
+            return lease
+
+        def tftp(name: str, dest: Path) -> None:
+            subprocess.run(["ip", "netns", "exec", ns, "busybox", "tftp", "-g", "-r", name, "-l", str(dest),
+                            "198.51.100.10"], check=True, timeout=60)
+
+        yield dhcp, tftp
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
+def power(lab: Lab, state: str, **extra) -> object:
+    return lab.playbook("provision_bmc.yml", {"lab_power": state, **extra})
+
+
+def test_pxe_server_is_idempotent_and_check_mode_touches_nothing(served: Lab) -> None:
+    again = served.playbook("playbooks/provision.yml", limit="pxe")
+    assert again.rc == 0 and not again.hosts_with("changed"), again.changed_tasks()
+    before, pid = sha(PXE_ROOT / DNSMASQ_CONF.lstrip("/")), dnsmasq_pid()
+    check = served.playbook("playbooks/provision.yml", {"pxe_server_lease_time": "6h"}, limit="pxe", check=True)
+    assert check.rc == 0, check.failures()
+    assert "Configure dnsmasq (checked with dnsmasq --test first)" in check.changed_tasks("pxe")
+    assert sha(PXE_ROOT / DNSMASQ_CONF.lstrip("/")) == before and dnsmasq_pid() == pid
+
+
+def test_dhcp_client_gets_reservation_boot_file_and_ipxe_script(served: Lab, client) -> None:
+    dhcp, tftp = client
+    off = power(served, "off")
+    assert off.rc == 0, off.failures()
+    firmware = dhcp(GPU4_MAC)
+    assert (firmware["ip"], firmware["hostname"], firmware["boot_file"]) == ("198.51.100.24", "gpu4", "undionly.kpxe")
+    assert firmware["siaddr"] == "198.51.100.10" and firmware["dns"].split() == ["198.51.100.254"]
+    fetched = Path(f"/tmp/gpucloud-tftp-{os.getpid()}")
+    try:
+        tftp("undionly.kpxe", fetched)
+        assert sha(fetched) == sha(PXE_ROOT / "usr/lib/ipxe/undionly.kpxe")
+    finally:
+        fetched.unlink(missing_ok=True)
+    ipxe = dhcp(GPU4_MAC, ipxe=True)
+    assert ipxe["boot_file"] == f"{HTTP}/hosts/gpu4.ipxe"
+    with urllib.request.urlopen(ipxe["boot_file"], timeout=10) as response:
+        script = response.read().decode()
+    assert script.startswith("#!ipxe") and f"url={HTTP}/hosts/gpu4/preseed.cfg" in script
+    unknown = dhcp(UNKNOWN_MAC, ipxe=True)
+    assert "boot_file" not in unknown, "a MAC in no fleet got a boot file"
+    assert 100 <= int(unknown["ip"].rsplit(".", 1)[1]) <= 199  # the dynamic range, nothing to boot
+
+
+def test_broken_dnsmasq_config_never_reaches_the_service(served: Lab, client) -> None:
+    conf = PXE_ROOT / DNSMASQ_CONF.lstrip("/")
+    before, pid = sha(conf), dnsmasq_pid()
+    broken = served.playbook("playbooks/provision.yml", {"pxe_server_dnsmasq_options": ["dhcp-range=garbage"]},
+                             limit="pxe")
+    assert broken.rc != 0
+    assert broken.failed_tasks("pxe") == ["Configure dnsmasq (checked with dnsmasq --test first)"]
+    assert "failed to validate" in " ".join(broken.failures())
+    assert sha(conf) == before and dnsmasq_pid() == pid
+    dhcp = client[0]
+    assert "boot_file" not in dhcp(UNKNOWN_MAC)  # the old configuration still answers
+
+
+class _Busy(BaseHTTPRequestHandler):
+    hits = 0
+
+    def do_GET(self) -> None:
+        type(self).hits += 1
+        self.send_response(503)
+        self.end_headers()
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def test_bmc_failures_are_named_and_never_print_the_password(served: Lab) -> None:
+    wrong = "not-the-bmc-password-42"
+    denied = power(served, "read", lab_bmc={"password": wrong})
+    assert denied.rc != 0
+    assert any("gpu4: BMC https://198.51.100.1:8004: authentication failed (HTTP 401)" in f
+               for f in denied.failures()), denied.failures()
+    assert wrong not in json.dumps(denied.events)
+    server = ThreadingHTTPServer(("198.51.100.1", 0), _Busy)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://198.51.100.1:{server.server_address[1]}"
+        busy = power(served, "read", lab_bmc={"url": url}, lab_retries=2)
+    finally:
+        server.shutdown()
+    assert busy.rc != 0 and _Busy.hits == 3
+    assert any(f"gpu4: BMC {url}: GET /redfish/v1/Systems failed 3 times, last with HTTP 503" in f
+               for f in busy.failures()), busy.failures()
+    assert "gpucloud-lab" not in json.dumps(busy.events)  # the lab BMC password
+
+
+def _access(since: float) -> list[tuple[float, str]]:
+    out = []
+    for line in pxe(f"cat {ACCESS_LOG}").splitlines():
+        m = re.match(r"^198\.51\.100\.24 .*\[([^\]]+)\] \"GET (\S+)", line)
+        if m:
+            stamp = datetime.strptime(m.group(1), "%d/%b/%Y:%H:%M:%S %z").timestamp()
+            if stamp >= since - 1:
+                out.append((stamp, m.group(2)))
+    return out
+
+
+def _dhcp_acks(since: float) -> list[tuple[float, str]]:
+    log = pxe(f"journalctl -u dnsmasq --no-pager -o short-unix --since @{int(since)}")
+    acks, pending = [], {}
+    for line in log.splitlines():
+        stamp, _sep, text = line.partition(" ")
+        m = re.search(r" (\d+) DHCPACK\(eth0\) 198\.51\.100\.24 " + GPU4_MAC, text)
+        if m:
+            pending[m.group(1)] = float(stamp)
+        m = re.search(r" (\d+) (?:bootfile name: |sent size: +\d+ option: 67 bootfile-name +)(\S+)", text)
+        if m and m.group(1) in pending:
+            acks.append((pending.pop(m.group(1)), m.group(2)))
+    return acks + [(t, "(none)") for t in pending.values()]
+
+
+def _event_time(run, task: str, host: str) -> float:
+    for event in run.events:
+        data = event.get("event_data", {})
+        if event.get("event") == "runner_on_ok" and data.get("task") == task and data.get("host") == host:
+            return datetime.fromisoformat(event["created"]).timestamp()
+    raise AssertionError(f"no result of {task!r} on {host}")
+
+
+def test_boot_target_installs_from_our_server_up_to_the_preseed(lab: Lab) -> None:
+    """provision.yml drives gpu4 as a real server: one-time PXE boot + power cycle over Redfish, DHCP
+    from our dnsmasq, our iPXE script, kernel and initrd over HTTP, the Debian installer fetching its
+    preseed. The lab has no package mirror, so the install stops there. The nspawn hosts, which
+    answer SSH, are left alone."""
+    off = power(lab, "off")
+    assert off.rc == 0, off.failures()
+    started = time.time()
+    run = lab.playbook("playbooks/provision.yml", {"reinstall": "gpu4"})
+    assert run.rc == 0, run.failures()
+    assert "Boot once from the network and power-cycle the node" in run.changed_tasks("gpu4")
+    for node in ("gpu1", "gpu2", "gpu3"):
+        assert run.changed_tasks(node) == [], f"{node} answers SSH and must be left alone"
+    deadline = time.monotonic() + 900
+    while not any(path.endswith("/preseed.cfg") for _stamp, path in _access(started)):
+        assert time.monotonic() < deadline, "the installer never fetched its preseed"
+        time.sleep(5)
+    access, acks = _access(started), _dhcp_acks(started)
+    first = {path: stamp for stamp, path in reversed(access)}
+    # QEMU's NIC boot ROM is iPXE already: it DHCPs with option 175 and gets the script URL at once
+    # (the TFTP chainload step of other firmware is tested with udhcpc + tftp above).
+    ipxe_ack = next(t for t, f in acks if f.endswith("/hosts/gpu4.ipxe"))
+    timings = {
+        "power_cycled": _event_time(run, "Boot once from the network and power-cycle the node", "gpu4") - started,
+        "dhcp_ipxe": ipxe_ack - started,
+        "ipxe_script": first["/hosts/gpu4.ipxe"] - started,
+        "kernel": first["/os/debian12/linux"] - started,
+        "initrd": first["/os/debian12/initrd.gz"] - started,
+        "dhcp_installer": next(t for t, _file in acks if t > first["/os/debian12/initrd.gz"]) - started,
+        "preseed": first["/hosts/gpu4/preseed.cfg"] - started,
+    }
+    TIMINGS.write_text(json.dumps({k: round(v, 1) for k, v in timings.items()}, indent=2) + "\n")
+    print("boot chain (s after provision.yml started):", json.dumps({k: round(v, 1) for k, v in timings.items()}))
+    order = ["power_cycled", "dhcp_ipxe", "ipxe_script", "kernel", "initrd", "dhcp_installer", "preseed"]
+    steps = [timings[k] for k in order]
+    assert all(b >= a - 1.0 for a, b in itertools.pairwise(steps)), timings  # nginx logs whole seconds
+    serial = Path("/var/lib/gpucloud-lab/log/boot-target.serial.log").read_text(errors="replace")
+    assert f"url={HTTP}/hosts/gpu4/preseed.cfg" in serial  # the installer kernel booted with our command line
+
+    again = lab.playbook("playbooks/provision.yml", limit="pxe,gpu4")
+    assert again.rc == 0 and not again.hosts_with("changed"), again.changed_tasks()
+
+    refused = lab.playbook("playbooks/node_decommission.yml", {"node": "gpu4"})
+    assert refused.rc != 0 and refused.failed_tasks() == [
+        "Check that the node is one of the fleet and that the confirmation names it"]
+    gone = lab.playbook("playbooks/node_decommission.yml", {"node": "gpu4", "confirm": "gpu4"})
+    assert gone.rc == 0, gone.failures()
+    assert "Power the node off" in gone.changed_tasks("gpu4")
+    assert "gpu4" not in (PXE_ROOT / DNSMASQ_CONF.lstrip("/")).read_text()
+    assert not (PXE_ROOT / "srv/gpucloud/http/hosts/gpu4.ipxe").exists()
+    assert not (PXE_ROOT / "srv/gpucloud/http/hosts/gpu4").exists()
+    state = subprocess.run(["/usr/bin/python3", "-m", "gpucloud_lab.boottarget", "state"], capture_output=True,
+                           text=True, check=True, env={**os.environ, "PYTHONPATH": str(lab.repo / "lab")})
+    assert state.stdout.strip() == "off"
+    back = lab.playbook("playbooks/provision.yml", limit="pxe")  # the fleet still has gpu4: serve it again
+    assert back.rc == 0, back.failures()
