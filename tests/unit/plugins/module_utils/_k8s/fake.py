@@ -25,7 +25,7 @@ class FakeApi(Client):
         if self.answers:
             status, answer = self.answers.pop(0)
             return status, {}, json.dumps(answer).encode()
-        path, _, query = url.partition("?")
+        path, query = [*url.split("?", 1), ""][:2]
         dry = "dryRun=All" in query or (isinstance(body, dict) and body.get("dryRun"))
         if method == "GET":
             if path in self.objects:

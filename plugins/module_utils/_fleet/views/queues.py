@@ -1,0 +1,159 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The queue view: the KAI Scheduler queue tree of a cluster, from the fleet's tenants.
+
+One parent queue for the cloud and one leaf queue per tenant, as ``scheduling.run.ai/v2``
+Queue specs. KAI itself never checks children against their parent (FACTS.md), so this view
+does: it refuses a tree whose leaf quotas together exceed the parent's quota, a leaf whose
+quota or (finite) limit exceeds the parent's, and a parent quota above the GPU capacity it is
+given, naming the queues. Pure data in, data out: the Kubernetes side is ``_k8s.queues``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._errors import ProblemsError
+from ..schema import PARENT_QUEUE, UNLIMITED
+
+RESOURCES = ("gpu", "cpu", "memory")  # cpu in millicores, memory in MB (KAI's units)
+FIELDS = (("quota", "quota"), ("limit", "limit"), ("over_quota_weight", "overQuotaWeight"))
+
+
+class QueueTreeError(ProblemsError):
+    HEAD = "the queue tree is refused"
+
+
+def _number(value: Any) -> int | float:
+    return int(value) if float(value).is_integer() else float(value)
+
+
+def queue_resources(spec: dict, where: str = "") -> dict:
+    """``{gpu: {quota, limit, over_quota_weight}, cpu: ...}`` -> KAI's ``resources`` mapping."""
+    out = {}
+    problems = []
+    for res in RESOURCES:
+        given = spec.get(res)
+        if not given:
+            continue
+        if not isinstance(given, dict):
+            problems.append("%s%s: must be a mapping with quota, limit, over_quota_weight" % (where, res))
+            continue
+        out[res] = {}
+        for ours, kai in FIELDS:
+            value = given.get(ours)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                problems.append("%s%s.%s: %r is not a number (-1 for unlimited)" % (where, res, ours, value))
+                continue
+            out[res][kai] = _number(value)
+    if problems:
+        raise QueueTreeError(problems)
+    return out
+
+
+def queue_tree(
+    tenants: list[dict],
+    gpu_capacity: int | float | None = None,
+    parent: dict | None = None,
+) -> list[dict]:
+    """The queues, parent first: ``{"name", "tenant", "spec"}`` each; raises QueueTreeError.
+
+    ``tenants`` are fleet tenants (``name``, ``queue``, ``gpu``; ``cpu``/``memory`` optional).
+    ``parent`` may give ``name``, ``display_name`` and ``gpu``/``cpu``/``memory``; its GPU quota
+    and limit default to ``gpu_capacity`` (the GPUs the tree's nodes have).
+    """
+    parent = dict(parent or {})
+    name = parent.get("name") or PARENT_QUEUE
+    pgpu = dict(parent.get("gpu") or {})
+    if gpu_capacity is not None:
+        pgpu.setdefault("quota", gpu_capacity)
+        pgpu.setdefault("limit", gpu_capacity)
+    pgpu.setdefault("over_quota_weight", 1)
+    problems = []
+    if "quota" not in pgpu:
+        problems.append("%s: the parent queue needs a GPU quota: give gpu_capacity or parent.gpu.quota" % name)
+    pspec_in = {res: parent.get(res) for res in RESOURCES if parent.get(res)}
+    pspec_in["gpu"] = pgpu
+    parent_queue = {
+        "name": name,
+        "tenant": None,
+        "spec": {
+            "displayName": parent.get("display_name") or name,
+            "resources": queue_resources(pspec_in, "parent.") if not problems else {},
+        },
+    }
+    leaves = []
+    for i, t in enumerate(tenants):
+        qname = t.get("queue") or "tenant-%s" % t.get("name")
+        if not t.get("name") or not t.get("gpu") or t["gpu"].get("quota") is None:
+            problems.append("tenants[%d] (%s): needs name and gpu.quota" % (i, qname))
+            continue
+        spec_in = {res: t.get(res) for res in RESOURCES}
+        leaves.append(
+            {
+                "name": qname,
+                "tenant": t["name"],
+                "spec": {
+                    "displayName": t["name"],
+                    "parentQueue": name,
+                    "resources": queue_resources(spec_in, "tenants[%d] (%s): " % (i, qname)),
+                },
+            }
+        )
+    if problems:
+        raise QueueTreeError(problems)
+    check_tree(parent_queue, leaves, gpu_capacity)
+    return [parent_queue, *leaves]
+
+
+def check_tree(parent: dict, leaves: list[dict], gpu_capacity: int | float | None) -> None:
+    """Children against the parent (per resource) and the parent against the GPU capacity."""
+    problems = []
+    presources = parent["spec"]["resources"]
+    pgpu = presources.get("gpu", {})
+    quota = pgpu.get("quota")
+    if gpu_capacity is not None and quota is not None and (quota == UNLIMITED or quota > gpu_capacity):
+        problems.append(
+            "%s: GPU quota %s exceeds the fleet's GPU capacity of %s for this tree"
+            % (parent["name"], _show(quota), _show(gpu_capacity))
+        )
+    seen: dict[str, str] = {}
+    for leaf in leaves:
+        if leaf["name"] in seen or leaf["name"] == parent["name"]:
+            problems.append("%s: queue name used twice (tenant %s)" % (leaf["name"], leaf["tenant"]))
+        seen[leaf["name"]] = leaf["tenant"]
+    for res in RESOURCES:
+        pres = presources.get(res)
+        if not pres:
+            continue
+        quota, limit = pres.get("quota"), pres.get("limit")
+        given = [leaf for leaf in leaves if res in leaf["spec"]["resources"]]
+        for leaf in given:
+            lres = leaf["spec"]["resources"][res]
+            lq, ll = lres.get("quota"), lres.get("limit")
+            if quota is not None and quota != UNLIMITED and lq is not None and lq > quota:
+                problems.append(
+                    "%s: %s quota %s exceeds the quota %s of its parent %s"
+                    % (leaf["name"], res, _show(lq), _show(quota), parent["name"])
+                )
+            # A leaf without a limit of its own (-1) is capped by its parent's; a larger one is a mistake.
+            if limit is not None and limit != UNLIMITED and ll is not None and ll != UNLIMITED and ll > limit:
+                problems.append(
+                    "%s: %s limit %s exceeds the limit %s of its parent %s"
+                    % (leaf["name"], res, _show(ll), _show(limit), parent["name"])
+                )
+        total = sum(leaf["spec"]["resources"][res].get("quota") or 0 for leaf in given)
+        if quota is not None and quota != UNLIMITED and total > quota:
+            problems.append(
+                "%s: %s quotas together %s exceed the quota %s of their parent %s"
+                % (", ".join(leaf["name"] for leaf in given), res, _show(total), _show(quota), parent["name"])
+            )
+    if problems:
+        raise QueueTreeError(problems)
+
+
+def _show(value: Any) -> str:
+    return "unlimited (-1)" if value == UNLIMITED else str(_number(value))

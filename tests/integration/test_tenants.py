@@ -1,0 +1,235 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The tenants stage against the lab: KAI queues on the real Queue CRD, a vCluster per tenant
+(the lab controller's real per-tenant kube-apiserver), real RBAC, onboarding and offboarding."""
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.lab import KUBECONFIG, Lab
+
+TREE = "gpucloud-itest"
+CONTROL_PLANES = Path("/var/lib/gpucloud-lab/controller/tenant-control-planes.json")
+BETA_OBJECTS = ["limitrange/tenant-limits", "networkpolicy.networking.k8s.io/tenant-isolation",
+                "resourcequota/tenant-quota", "role.rbac.authorization.k8s.io/tenant-access",
+                "rolebinding.rbac.authorization.k8s.io/tenant-access", "serviceaccount/tenant-admin"]
+LABELS = "app.kubernetes.io/managed-by=gpucloud.baremetal"
+
+
+def tenant(name: str, quota: int, limit: int = 16) -> dict:
+    return {"name": name, "queue": f"itest-{name}", "gpu": {"quota": quota, "limit": limit, "over_quota_weight": 1}}
+
+
+def kubectl(*args: str, kubeconfig: Path | str = KUBECONFIG, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(["kubectl", "--kubeconfig", str(kubeconfig), *args], capture_output=True, text=True,
+                          check=check, timeout=60)
+
+
+def queues(tree: str = TREE) -> dict[str, dict]:
+    items = json.loads(kubectl("get", "queues.scheduling.run.ai", "-o", "json").stdout)["items"]
+    return {q["metadata"]["name"]: q for q in items
+            if q["metadata"]["name"] == tree or q.get("spec", {}).get("parentQueue") == tree}
+
+
+def snapshot() -> dict[str, list[str]]:
+    """What the tenants stage could touch in the host cluster: namespaces, queues, every namespaced object we label."""
+    def names(*args: str) -> list[str]:
+        return sorted(kubectl("get", *args, "-o", "name").stdout.split())
+    return {"namespaces": names("namespaces"), "queues": names("queues.scheduling.run.ai"),
+            "ours": names("all,resourcequotas,limitranges,networkpolicies,serviceaccounts,roles,rolebindings,secrets",
+                          "-A", "-l", LABELS),
+            "statefulsets": names("statefulsets", "-A")}
+
+
+def wait(predicate, what: str, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(1)
+
+
+def test_queue_tree_applied_idempotent_pruned_and_refused(lab: Lab) -> None:
+    kv = {"lab_kubeconfig": str(KUBECONFIG)}
+    try:
+        three = {**kv, "itest_tenants": [tenant("a", 4), tenant("b", 4), tenant("c", 8)]}
+        first = lab.playbook("kai_queues.yml", three)
+        assert first.rc == 0, first.failures()
+        result = first.results("Apply the queue tree")["localhost"]
+        assert result["created"] == [TREE, "itest-a", "itest-b", "itest-c"]
+        got = queues()
+        assert got["itest-c"]["spec"] == {"displayName": "c", "parentQueue": TREE,
+                                          "resources": {"gpu": {"quota": 8, "limit": 16, "overQuotaWeight": 1}}}
+        assert got[TREE]["spec"]["resources"]["gpu"] == {"quota": 16, "limit": 16, "overQuotaWeight": 1}
+
+        again = lab.playbook("kai_queues.yml", three)
+        assert again.changed_tasks() == [] and again.results("Apply the queue tree")["localhost"]["requests"] == 1
+
+        # A hand-made queue under our parent is not ours: prune leaves it alone.
+        hand = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": "itest-hand"},
+                "spec": {"parentQueue": TREE, "resources": {"gpu": {"quota": 0, "limit": -1, "overQuotaWeight": 1}}}}
+        subprocess.run(["kubectl", "--kubeconfig", str(KUBECONFIG), "create", "-f", "-"], input=json.dumps(hand),
+                       text=True, check=True, capture_output=True)
+        before = queues()
+        checked = lab.playbook("kai_queues.yml", {**kv, "itest_tenants": [tenant("a", 2)], "itest_prune": True},
+                               check=True)
+        assert checked.rc == 0, checked.failures()
+        assert checked.results("Apply the queue tree")["localhost"]["deleted"] == ["itest-b", "itest-c"]
+        assert {n: q["spec"] for n, q in queues().items()} == {n: q["spec"] for n, q in before.items()}, \
+            "check mode changed a queue"
+
+        pruned = lab.playbook("kai_queues.yml", {**kv, "itest_tenants": [tenant("a", 2)], "itest_prune": True})
+        res = pruned.results("Apply the queue tree")["localhost"]
+        assert res["updated"] == ["itest-a"] and sorted(res["deleted"]) == ["itest-b", "itest-c"]
+        assert sorted(queues()) == [TREE, "itest-a", "itest-hand"]
+
+        over = lab.playbook("kai_queues.yml", {**kv, "itest_tenants": [tenant("a", 10), tenant("d", 10)]})
+        assert over.failed_tasks() == ["Apply the queue tree"]
+        msg = over.results("Apply the queue tree")["localhost"]["msg"]
+        assert "itest-a, itest-d: gpu quotas together 20 exceed the quota 16 of their parent gpucloud-itest" in msg
+        assert "itest-d" not in queues(), "a refused tree was partly applied"
+    finally:
+        kubectl("delete", "queue.scheduling.run.ai", "itest-hand", "--ignore-not-found")
+        gone = lab.playbook("kai_queues.yml", {**kv, "itest_state": "absent"})
+        assert gone.rc == 0, gone.failures()
+        assert queues() == {}
+
+
+# --- the tenants stage: tenants.yml, tenant_onboard.yml, tenant_offboard.yml on the lab fleet ----------
+
+
+@pytest.fixture(scope="module")
+def kdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("kubeconfigs") / "tenants"
+
+
+def _vars(kdir: Path, **extra) -> dict:
+    return {"tenants_kubeconfig_dir": str(kdir), **extra}
+
+
+def _offboard(lab: Lab, kdir: Path, name: str, limit: str | None = "localhost"):
+    return lab.playbook("playbooks/tenant_offboard.yml", _vars(kdir, tenant=name, confirm=name), limit=limit)
+
+
+def _ours(namespace: str) -> list[str]:
+    kinds = "resourcequotas,limitranges,networkpolicies,serviceaccounts,roles,rolebindings"
+    return sorted(kubectl("get", kinds, "-n", namespace, "-l", LABELS, "-o", "name").stdout.split())
+
+
+def _control_planes() -> dict:
+    return json.loads(CONTROL_PLANES.read_text()) if CONTROL_PLANES.exists() else {}
+
+
+def test_tenants_stage_check_apply_and_idempotent(lab: Lab, kdir: Path) -> None:
+    for name in ("acme", "beta"):  # from a clean state
+        assert _offboard(lab, kdir, name).rc == 0
+    before = snapshot()
+    check = lab.playbook("playbooks/tenants.yml", _vars(kdir), check=True)
+    assert check.rc == 0, check.failures()
+    assert snapshot() == before, "check mode changed the host cluster"
+    assert not kdir.exists(), "check mode wrote a kubeconfig"
+
+    run = lab.playbook("playbooks/tenants.yml", _vars(kdir))
+    assert run.rc == 0, run.failures()
+    assert _ours("tenant-beta") == BETA_OBJECTS
+    ns = json.loads(kubectl("get", "namespace", "tenant-beta", "-o", "json").stdout)["metadata"]["labels"]
+    assert ns["gpucloud.baremetal/isolation"] == "shared" and ns["gpucloud.baremetal/tenant"] == "beta"
+    quota = json.loads(kubectl("get", "resourcequota", "tenant-quota", "-n", "tenant-beta", "-o", "json").stdout)
+    assert quota["spec"]["hard"] == {"requests.nvidia.com/gpu": "16"}
+    host_queues = queues("gpucloud")
+    assert sorted(host_queues) == ["gpucloud", "tenant-beta"]
+    assert host_queues["tenant-beta"]["spec"]["resources"]["gpu"] == {"quota": 8, "limit": 16, "overQuotaWeight": 2}
+    assert host_queues["gpucloud"]["spec"]["resources"]["gpu"]["quota"] == 16  # the shared nodes' GPUs
+
+    # The exported kubeconfigs: 0600 in a 0700 folder, and each reaches the tenant's own API server.
+    assert oct(kdir.stat().st_mode & 0o777) == "0o700"
+    host_server = kubectl("config", "view", "-o", "jsonpath={.clusters[0].cluster.server}").stdout
+    for name in ("acme", "beta"):
+        path = kdir / f"{name}.kubeconfig"
+        assert oct(path.stat().st_mode & 0o777) == "0o600"
+        server = kubectl("config", "view", "-o", "jsonpath={.clusters[0].cluster.server}", kubeconfig=path).stdout
+        assert server and server != host_server
+        names = kubectl("get", "namespaces", "-o", "name", kubeconfig=path).stdout.split()
+        assert "namespace/default" in names and f"namespace/tenant-{name}" not in names
+    # The private tenant schedules inside its own cluster: KAI's Queue CRD and its queue are there.
+    inside = json.loads(kubectl("get", "queues.scheduling.run.ai", "-o", "json", kubeconfig=kdir / "acme.kubeconfig")
+                        .stdout)["items"]
+    assert {q["metadata"]["name"]: q["spec"]["resources"]["gpu"]["quota"] for q in inside} == {
+        "gpucloud": 8, "tenant-acme": 8}
+    assert "tenant-acme" not in queues("gpucloud")
+
+    again = lab.playbook("playbooks/tenants.yml", _vars(kdir))
+    assert again.rc == 0 and again.changed_tasks() == [], again.changed_tasks()
+    checked = lab.playbook("playbooks/tenants.yml", _vars(kdir), check=True)
+    assert checked.rc == 0 and checked.changed_tasks() == [], checked.changed_tasks()
+
+
+def test_tenant_credentials_reach_only_their_own_namespace(lab: Lab) -> None:
+    acme = "system:serviceaccount:tenant-acme:tenant-admin"
+    assert kubectl("get", "pods", "-n", "tenant-acme", "--as", acme).returncode == 0
+    assert kubectl("get", "secret", "vc-acme", "-n", "tenant-acme", "--as", acme, "-o", "name").returncode == 0
+    for args in (("get", "pods", "-n", "tenant-beta"), ("get", "secret", "vc-beta", "-n", "tenant-beta"),
+                 ("get", "secrets", "-n", "tenant-acme"), ("delete", "pods", "--all", "-n", "tenant-acme")):
+        denied = kubectl(*args, "--as", acme, check=False)
+        assert denied.returncode != 0 and "forbidden" in denied.stderr.lower(), (args, denied.stderr)
+    group = kubectl("get", "pods", "-n", "tenant-beta", "--as", "someone", "--as-group", "gpucloud:tenant:acme",
+                    check=False)
+    assert "forbidden" in group.stderr.lower()
+
+
+def test_a_tier_change_is_refused_before_any_change(lab: Lab, kdir: Path) -> None:
+    kubectl("label", "namespace", "tenant-beta", "gpucloud.baremetal/isolation=private", "--overwrite")
+    try:
+        before = snapshot()
+        run = lab.playbook("playbooks/tenants.yml", _vars(kdir, tenants_only=["beta"]), limit="localhost")
+        assert run.rc != 0
+        failed = run.failures()
+        assert any("installed as private and is now shared; the tier is fixed at first install" in f
+                   for f in failed), failed
+        assert snapshot() == before
+    finally:
+        kubectl("label", "namespace", "tenant-beta", "gpucloud.baremetal/isolation=shared", "--overwrite")
+
+
+def test_offboard_needs_confirmation_and_leaves_nothing_behind(lab: Lab, kdir: Path) -> None:
+    refused = lab.playbook("playbooks/tenant_offboard.yml", _vars(kdir, tenant="beta"))
+    assert refused.rc != 0 and any("-e confirm=beta" in f for f in refused.failures()), refused.failures()
+    assert kubectl("get", "namespace", "tenant-beta", check=False).returncode == 0
+    wrong = lab.playbook("playbooks/tenant_offboard.yml", _vars(kdir, tenant="beta", confirm="acme"))
+    assert wrong.rc != 0
+
+    off = _offboard(lab, kdir, "beta", limit=None)
+    assert off.rc == 0, off.failures()
+    assert kubectl("get", "namespace", "tenant-beta", check=False).returncode != 0
+    assert kubectl("get", "all,secrets,rolebindings", "-A", "-l", "gpucloud.baremetal/tenant=beta", "-o", "name").stdout == ""
+    assert queues("gpucloud") == {}, "the queue (and the then empty parent) must be gone"
+    assert not (kdir / "beta.kubeconfig").exists()
+    wait(lambda: "tenant-beta/beta" not in _control_planes(), "the lab to stop beta's control plane")
+    assert (kdir / "acme.kubeconfig").exists() and kubectl("get", "namespace", "tenant-acme").returncode == 0
+
+
+def test_a_misspelled_value_fails_before_install_then_onboarding_is_one_command(lab: Lab, kdir: Path) -> None:
+    if kubectl("get", "namespace", "tenant-beta", check=False).returncode == 0:  # run on its own
+        assert _offboard(lab, kdir, "beta").rc == 0
+    typo = {"vcluster_tenant_values": {"controlPlane": {"distro": {"k8s": {"enabeld": True}}}}}
+    bad = lab.playbook("playbooks/tenant_onboard.yml", _vars(kdir, tenant="beta", **typo), limit="localhost")
+    assert bad.rc != 0
+    assert bad.failed_tasks() == ["Validate vcluster.yaml against the chart's values schema before any change"]
+    assert "enabeld" in " ".join(bad.failures())
+    assert kubectl("get", "namespace", "tenant-beta", check=False).returncode != 0, "a change was made"
+
+    started = time.monotonic()
+    on = lab.playbook("playbooks/tenant_onboard.yml", _vars(kdir, tenant="beta"))
+    elapsed = time.monotonic() - started
+    assert on.rc == 0, (on.status, on.failures(), [e.get("stdout", "") for e in on.events[-3:]])
+    print(f"onboarding beta (fabric + queue + control plane + kubeconfig): {elapsed:.1f} s")
+    assert _ours("tenant-beta") == BETA_OBJECTS
+    assert sorted(queues("gpucloud")) == ["gpucloud", "tenant-beta"]
+    names = kubectl("get", "namespaces", "-o", "name", kubeconfig=kdir / "beta.kubeconfig").stdout.split()
+    assert "namespace/default" in names
+    again = lab.playbook("playbooks/tenant_onboard.yml", _vars(kdir, tenant="beta"))
+    # The tenants stage's plays run on localhost; the fabric play (switches) is the fabric stage's to keep idempotent.
+    assert again.rc == 0 and again.changed_tasks("localhost") == [], again.changed_tasks()
