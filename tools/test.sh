@@ -15,7 +15,7 @@ gate() {
   names+=("$name"); results+=("$rc"); times+=("$((SECONDS - start))")
 }
 
-gate ruff ruff check .
+gate ruff ruff check --no-cache .
 gate ansible-lint ansible-lint --profile production
 gate sanity bash tools/sanity.sh
 gate pytest python -m pytest tests -q -rs -p no:cacheprovider

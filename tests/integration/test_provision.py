@@ -60,6 +60,7 @@ def served(lab: Lab) -> Lab:
 def client(tmp_path: Path) -> Iterator:
     """A DHCP client (busybox udhcpc) in a namespace of its own on the lab segment."""
     ns, port = "gcl-dhcptest", "gcldhcpt0"
+    _remove_client(ns, port)  # a previous test's pair may still be going away (veth removal is async)
     subprocess.run(["ip", "netns", "add", ns], check=True)
     script = tmp_path / "udhcpc.sh"
     script.write_text(UDHCPC_SCRIPT)
@@ -89,7 +90,19 @@ def client(tmp_path: Path) -> Iterator:
 
         yield dhcp, tftp
     finally:
-        subprocess.run(["ip", "netns", "del", ns], check=False)
+        _remove_client(ns, port)
+
+
+def _remove_client(ns: str, port: str) -> None:
+    """Remove the client's veth pair and namespace, and wait until the lab's end is gone."""
+    subprocess.run(["ip", "-n", "gcl-lab", "link", "del", port], check=False, capture_output=True)
+    subprocess.run(["ip", "netns", "del", ns], check=False, capture_output=True)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        gone = subprocess.run(["ip", "-n", "gcl-lab", "link", "show", port], check=False, capture_output=True)
+        if gone.returncode != 0:
+            return
+        time.sleep(0.2)
 
 
 def power(lab: Lab, state: str, **extra) -> object:
