@@ -6,8 +6,8 @@ It implements the NVUE revision flow the collection uses (``POST /nvue_v1/revisi
 ``DELETE /nvue_v1/PATH?rev=ID``, ``PATCH /nvue_v1/?rev=ID``, ``GET /nvue_v1/?rev=ID|applied``,
 ``PATCH /nvue_v1/revision/ID`` with ``state=apply`` then polling, ``DELETE /nvue_v1/revision/ID``,
 ``PATCH /nvue_v1/revision/applied`` with ``state=save``) with basic auth, and stores the applied
-config. It is as strict as a switch where the collection depends on it, per ../shared/FACTS.md
-(sources: NVIDIA's NVUE API page for Cumulus Linux 5.12, the NVUE command reference):
+config. It is as strict as a switch where the collection depends on it (sources: NVIDIA's NVUE
+API page for Cumulus Linux 5.12 and the NVUE command reference, CumulusNetworks/docs):
 
 * the config schema: every PATCHed path and value and every DELETEd path is checked against
   ``nvue_schema.SCHEMA`` (the NVUE command reference); an unknown path answers 400;

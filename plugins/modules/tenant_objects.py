@@ -82,7 +82,7 @@ unchanged:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._errors import ProblemsError
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.args import AUTH_ARG_SPEC, secret_values
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.args import AUTH_ARG_SPEC, run_module
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.client import Client
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.objects import KINDS, apply_objects
 
@@ -111,13 +111,7 @@ def main() -> None:
         field_manager={"type": "str", "default": "gpucloud.baremetal"},
         force_conflicts={"type": "bool", "default": True},
     )
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    module.no_log_values.update(secret_values(module.params["kubeconfig"]))
-    try:
-        result = run(module)
-    except ProblemsError as err:
-        module.fail_json(msg=str(err), problems=err.problems)
-    module.exit_json(**result)
+    run_module(spec, run)
 
 
 if __name__ == "__main__":

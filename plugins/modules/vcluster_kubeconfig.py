@@ -91,8 +91,7 @@ kubeconfig:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._errors import ProblemsError
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.args import AUTH_ARG_SPEC, secret_values
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.args import AUTH_ARG_SPEC, run_module
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.client import Client
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.tenants import export_kubeconfig, remove_file
 
@@ -119,13 +118,7 @@ def main() -> None:
         wait_timeout={"type": "int", "default": 300},
         state={"type": "str", "choices": ["present", "absent"], "default": "present"},
     )
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    module.no_log_values.update(secret_values(module.params["kubeconfig"]))
-    try:
-        result = run(module)
-    except ProblemsError as err:
-        module.fail_json(msg=str(err), problems=err.problems)
-    module.exit_json(**result)
+    run_module(spec, run)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,12 @@ sets the connection once for every Kubernetes module.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from ansible.module_utils.basic import AnsibleModule
+
+from .._errors import ProblemsError
+
 AUTH_ARG_SPEC = {
     "kubeconfig": {"type": "raw"},
     "context": {"type": "str"},
@@ -34,3 +40,14 @@ def secret_values(kubeconfig) -> set[str]:
             if key in ("token", "client-key-data", "password") and isinstance(value, str) and value:
                 found.add(value)
     return found
+
+
+def run_module(spec: dict, run: Callable[[AnsibleModule], dict]) -> None:
+    """The main() of every Kubernetes module: parse, hide kubeconfig secrets, run, one error path."""
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
+    module.no_log_values.update(secret_values(module.params.get("kubeconfig")))
+    try:
+        result = run(module)
+    except ProblemsError as err:
+        module.fail_json(msg=str(err), problems=err.problems)
+    module.exit_json(**result)

@@ -20,7 +20,12 @@ UPSTREAM = REPO.parent / "shared" / "upstream" / "vcluster-values.schema.json"
 LAB_SCHEMA = REPO / "lab" / "charts" / "vcluster" / "values.schema.json"
 PRO = {"pro_image": "ghcr.io/loft-sh/vcluster-pro:0.30.0", "platform_secret": "platform-key"}
 
-jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed (tests/requirements.txt)")
+try:
+    import jsonschema
+except ImportError:  # an error in CI, which installs tests/requirements.txt
+    if os.environ.get("CI"):
+        raise
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed (tests/requirements.txt)")
 
 
 @pytest.fixture(scope="module")
