@@ -4,7 +4,7 @@
 """The queue view: the KAI Scheduler queue tree of a cluster, from the fleet's tenants.
 
 One parent queue for the cloud and one leaf queue per tenant, as ``scheduling.run.ai/v2``
-Queue specs. KAI itself never checks children against their parent (FACTS.md), so this view
+Queue specs. KAI itself never checks children against their parent (KAI-Scheduler docs/queues), so this view
 does: it refuses a tree whose leaf quotas together exceed the parent's quota, a leaf whose
 quota or (finite) limit exceeds the parent's, and a parent quota above the GPU capacity it is
 given, naming the queues. Pure data in, data out: the Kubernetes side is ``_k8s.queues``.

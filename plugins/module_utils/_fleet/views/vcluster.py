@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The vCluster view: a tenant's ``vcluster.yaml`` and its host-side objects, from the model.
 
-- ``vcluster_values``: the chart values for the tenant's tier (FACTS.md, vCluster):
+- ``vcluster_values``: the chart values for the tenant's tier (loft-sh/vcluster config and chart docs):
   shared: pods synced to the host with ``schedulerName: kai-scheduler`` and the queue label, and
   ``experimental.syncSettings.setOwner: false``, so KAI on the host enforces the quota;
   private: ``privateNodes.enabled`` with the tenant's own CNI, kube-proxy and storage, the
@@ -108,7 +108,7 @@ def vcluster_values(tenant: dict, settings: dict | None = None) -> dict:
         values["platform"] = {"apiKey": api_key}
         server = s["kubeconfig_server"] or "https://%s:%d" % (hub, s["api_port"])
     else:
-        # Synced pods go to KAI on the host, in the tenant's queue (FACTS.md: vCluster + KAI).
+        # Synced pods go to KAI on the host, in the tenant's queue (vCluster docs, KAI Scheduler integration).
         values["sync"] = {
             "toHost": {
                 "pods": {
