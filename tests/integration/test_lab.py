@@ -33,7 +33,7 @@ def test_services_are_managed_with_systemd_and_idempotent(lab: Lab) -> None:
         first = lab.playbook("service.yml")
         second = lab.playbook("service.yml")
         assert first.rc == 0 and not first.failed_hosts
-        assert first.changed_tasks("pxe") == ["Set nginx state"]
+        assert first.changed_tasks("gpu1") == ["Set nginx state"]
         assert second.changed_tasks() == []
     finally:
         lab.playbook("service.yml", {"lab_service_state": "stopped", "lab_service_enabled": False})
@@ -91,21 +91,6 @@ def test_redfish_bmcs_power_the_gpu_nodes(lab: Lab) -> None:
     assert off.rc == 0 and set(off.hosts_with("changed")) == {"gpu1", "gpu2", "gpu3"}
 
 
-def test_boot_target_network_boots_from_the_pxe_host(lab: Lab) -> None:
-    setup = lab.playbook("pxe_dhcp.yml")
-    assert setup.rc == 0, setup.failures()
-    try:
-        started = time.monotonic()
-        subprocess.run([str(lab.repo / "lab" / "gpucloud-lab"), "boot-target", "on"], check=True)
-        leases = HOST_ROOTS / "pxe" / "root" / "var" / "lib" / "misc" / "dnsmasq.leases"
-        _wait(lambda: leases.exists() and "52:54:00:c6:33:63" in leases.read_text(), "a DHCP lease", timeout=60)
-        assert time.monotonic() - started < 15, "iPXE should reach DHCP in about 5 s with the RA trick"
-        _wait(_tftp_sent, "a TFTP transfer of undionly.kpxe", timeout=60)
-    finally:
-        subprocess.run([str(lab.repo / "lab" / "gpucloud-lab"), "boot-target", "off"], check=True)
-        lab.playbook("pxe_dhcp.yml", {"lab_state": "absent"})
-
-
 def test_site_pushes_leaf1_to_the_nvue_simulation_and_is_idempotent(lab: Lab) -> None:
     # Start from a leaf without our tenants (the lab may already have run site.yml): the role's own
     # `deleted`, through the same revision flow.
@@ -145,13 +130,6 @@ def _nvue_applied() -> dict:
 def _tenant_vlans(applied: dict) -> dict[str, set[str]]:
     vlans = applied.get("bridge", {}).get("domain", {}).get("br_default", {}).get("vlan", {})
     return {vlan: set(body.get("vni", {})) for vlan, body in vlans.items()}
-
-
-def _tftp_sent() -> bool:
-    run = subprocess.run(["ssh", "-i", "/var/lib/gpucloud-lab/ssh/id_ed25519", "-o", "StrictHostKeyChecking=no",
-                          "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "root@198.51.100.10",
-                          "journalctl -u dnsmasq --no-pager"], capture_output=True, text=True, check=False)
-    return re.search(r"sent \S*undionly\.kpxe", run.stdout) is not None
 
 
 def _power_states() -> set[str]:
