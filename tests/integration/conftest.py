@@ -4,7 +4,7 @@
 Skipped, with the reason, only where the lab cannot run (not root, no systemd-nspawn);
 with CI set, that is an error instead: nothing is skipped in CI.
 Set GPUCLOUD_LAB_KEEP=1 to leave the lab up afterwards; a lab that was already up
-when the session started is left up.
+when the session started is left up (in CI it is taken down and started fresh instead).
 """
 from __future__ import annotations
 
@@ -59,6 +59,10 @@ def _lab(command: str, check: bool = True) -> int:
 def lab() -> Iterator[Lab]:
     """The running lab (started here unless it already was)."""
     was_up = _lab("status", check=False) == 0
+    if was_up and os.environ.get("CI"):
+        # CI starts from a fresh lab: state left by an earlier run must not decide any result.
+        _lab("down")
+        was_up = False
     _lab("up")
     yield Lab(REPO)
     if was_up or os.environ.get("GPUCLOUD_LAB_KEEP"):

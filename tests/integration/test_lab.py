@@ -29,14 +29,17 @@ def test_hosts_look_like_servers(lab: Lab) -> None:
 
 
 def test_services_are_managed_with_systemd_and_idempotent(lab: Lab) -> None:
+    stopped = {"lab_service_state": "stopped", "lab_service_enabled": False}
     try:
+        # From a known state: whatever ran on gpu1 before (or a lab left up) must not decide the result.
+        assert lab.playbook("service.yml", stopped).rc == 0
         first = lab.playbook("service.yml")
         second = lab.playbook("service.yml")
         assert first.rc == 0 and not first.failed_hosts
         assert first.changed_tasks("gpu1") == ["Set nginx state"]
         assert second.changed_tasks() == []
     finally:
-        lab.playbook("service.yml", {"lab_service_state": "stopped", "lab_service_enabled": False})
+        lab.playbook("service.yml", stopped)
 
 
 def test_wireguard_go_tunnel_between_hosts(lab: Lab) -> None:
