@@ -10,7 +10,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from gpucloud_lab import boottarget, charts, config, hosts, kube, net, redfish, rootfs, switches, tools
+from gpucloud_lab import (
+    boottarget,
+    charts,
+    config,
+    hosts,
+    kube,
+    kubeadm_init,
+    net,
+    node_packages,
+    redfish,
+    rootfs,
+    switches,
+    tools,
+)
 from gpucloud_lab.util import daemon_pid, lab_units, remove_lab_cgroup, run, say, start_daemon, stop_unit, wait_for
 
 
@@ -78,6 +91,7 @@ class Kubernetes:
         say(f"host cluster: etcd + kube-apiserver at {kube.HOST_CLUSTER.server}")
         kube.HOST_CLUSTER.up()
         install_chart_crds()
+        install_kubeadm_objects()
         say(f"host cluster: ready; admin kubeconfig {config.KUBECONFIG}")
 
     def down(self) -> None:
@@ -144,6 +158,32 @@ def install_chart_crds() -> None:
              "--force-conflicts", "--field-manager=gpucloud-lab", *(f"--filename={c}" for c in crds)])
 
 
+def install_kubeadm_objects() -> None:
+    """What `kubeadm init` creates for joins (cluster-info, bootstrap-token RBAC, kubeadm-config): see kubeadm_init."""
+    cluster = kube.HOST_CLUSTER
+    manifest = kubeadm_init.manifest(cluster.server, f"{cluster.ip}:{cluster.port}", config.CONTROL_PLANE.name,
+                                     cluster.ip, cluster.port)
+    run([str(tools.TOOLS_DIR / "kubectl"), f"--kubeconfig={config.KUBECONFIG}", "apply", "--server-side",
+         "--force-conflicts", "--field-manager=gpucloud-lab", "--filename=-"], input=manifest)
+
+
+class NodePackages:
+    """kubeadm (real) and the SIMULATED kubelet on the GPU nodes, as a site's node image carries them."""
+
+    def up(self) -> None:
+        say("GPU nodes: kubeadm " + config.KUBERNETES_VERSION + " and the simulated kubelet (kubelet.service)")
+        node_packages.up()
+
+    def down(self) -> None:
+        """They live in the host overlays, which `down` removes."""
+
+    def rows(self) -> list[Row]:
+        missing = [h.name for h in config.GPU_NODES if not node_packages.installed(h)]
+        return [Row("kubeadm, kubelet", "missing" if missing else "ready", "/usr/bin on "
+                    + ",".join(h.name for h in config.GPU_NODES),
+                    f"kubeadm {config.KUBERNETES_VERSION} (real), kubelet SIMULATION (TLS bootstrap, no pods)")]
+
+
 class ChartRepo:
     """The air-gapped site's Helm repository, serving the lab's stand-in charts."""
 
@@ -198,8 +238,8 @@ class BootTarget:
                 Row("pxe ipv6 RA", ra, config.BRIDGE, "lifetime-0 RA: iPXE reaches DHCP in ~5 s")]
 
 
-ALL: list[Component] = [Network(), Hosts(), Redfish(), Switches(), Kubernetes(), ChartRepo(), LabController(),
-                        BootTarget()]
+ALL: list[Component] = [Network(), Hosts(), Redfish(), Switches(), Kubernetes(), NodePackages(), ChartRepo(),
+                        LabController(), BootTarget()]
 
 
 def stop_order(units: Iterable[str]) -> list[str]:

@@ -8,8 +8,10 @@ and is never called by them. It plays three parts:
 * the NVIDIA GPU Operator: once a ClusterPolicy exists in the host cluster, it sets
   `status.state: ready` and gives every Node of a fleet GPU node the `nvidia.com/gpu.*`
   labels and allocatable `nvidia.com/gpu` from the fleet's GPU count;
-* the kubelet: when a lab host has `/etc/kubernetes/kubelet.conf` (a node joined), it
-  registers that host's Node (Ready) with the API server named in that file;
+* the kubelet, where a host has none of its own: when a lab host has
+  `/etc/kubernetes/kubelet.conf` but no client certificate from a TLS bootstrap,
+  it registers that host's Node (Ready) with the API server named in that file
+  (a host joined with `kubeadm join` runs the simulated kubelet, sim_kubelet.py);
 * a tenant control-plane pod: for each vCluster release (StatefulSet labelled `app=vcluster`)
   it starts a real etcd + kube-apiserver and publishes its kubeconfig as the chart would,
   in secret `vc-<release>` key `config`; when the release goes, so does the control plane.
@@ -85,14 +87,23 @@ class GpuOperator:
 
 
 class Kubelet:
-    """Plays the kubelet: registers a lab host's Node once it has joined a cluster."""
+    """Plays the kubelet for a host that has a kubelet.conf but no kubelet of its own: registers its Node.
+
+    A host whose kubelet did its own TLS bootstrap (the simulated kubelet of
+    sim_kubelet.py, after `kubeadm join`) has its client certificate in
+    /var/lib/kubelet/pki; that kubelet registers and heartbeats its Node
+    itself, with its own identity, and is left alone here.
+    """
 
     def __init__(self, apis: dict[str, Api]) -> None:
         self.apis = apis
 
     def sync(self) -> None:
         for host in config.HOSTS:
-            conf = hosts.root_dir(host) / "etc" / "kubernetes" / "kubelet.conf"
+            root = hosts.root_dir(host)
+            if (root / "var" / "lib" / "kubelet" / "pki" / "kubelet-client-current.pem").exists():
+                continue
+            conf = root / "etc" / "kubernetes" / "kubelet.conf"
             server = self._server(conf)
             if server and server in self.apis:
                 self._register(self.apis[server], host)

@@ -23,8 +23,11 @@ BUILDER = config.LAB_DIR / "lib" / "build-kubernetes.sh"
 SERVICE_CIDR = "10.96.0.0/12"
 
 
+BINARIES = ("kube-apiserver", "kube-controller-manager", "kubeadm")
+
+
 def ensure_binaries() -> None:
-    if all((BIN_DIR / name).exists() for name in ("kube-apiserver", "kube-controller-manager")):
+    if all((BIN_DIR / name).exists() for name in BINARIES):
         return
     say(f"building Kubernetes {config.KUBERNETES_VERSION} from Debian's source package (once; cached in {BIN_DIR})")
     run([str(BUILDER), str(BIN_DIR)], quiet=False)
@@ -73,6 +76,8 @@ class ApiServer:
             f"--bind-address={self.ip}", f"--advertise-address={self.ip}", f"--secure-port={self.port}",
             "--insecure-port=0", f"--tls-cert-file={cert}", f"--tls-private-key-file={key}",
             f"--client-ca-file={pki.CA_CERT}", "--authorization-mode=Node,RBAC", "--allow-privileged=true",
+            # As kubeadm sets them: nodes join with bootstrap tokens and may touch only their own Node.
+            "--enable-bootstrap-token-auth=true", "--enable-admission-plugins=NodeRestriction",
             f"--service-account-key-file={pki.SA_PUB}", f"--service-account-signing-key-file={pki.SA_KEY}",
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             f"--service-cluster-ip-range={SERVICE_CIDR}", "--profiling=false", "--v=1",
@@ -84,8 +89,10 @@ class ApiServer:
             str(BIN_DIR / "kube-controller-manager"), f"--kubeconfig={self.kubeconfig}",
             f"--service-account-private-key-file={pki.SA_KEY}", f"--root-ca-file={pki.CA_CERT}",
             f"--cluster-signing-cert-file={pki.CA_CERT}", f"--cluster-signing-key-file={pki.CA_KEY}",
-            # No kubelets heartbeat here: the lab controller keeps Node objects Ready instead.
-            "--controllers=*,-nodelifecycle", "--leader-elect=false", "--port=0", "--secure-port=0",
+            # Nodes the lab controller registers do not heartbeat, so the node lifecycle controller stays off.
+            # bootstrapsigner (signs cluster-info per token) and tokencleaner are off in `*`; kubeadm turns them on.
+            "--controllers=*,bootstrapsigner,tokencleaner,-nodelifecycle", "--leader-elect=false", "--port=0",
+            "--secure-port=0",
             "--use-service-account-credentials=false", "--v=1",
         )
 
