@@ -58,6 +58,7 @@ def load_fleet(data: Any) -> dict:
     )
     rules.check_overlaps(c)
     rules.check_capacity(c, nodes, tenants)
+    rules.check_gpu_driver(c, nodes)
     rules.check_svi_room(c, fabric["switches"], nodes, tenants)
     assign_wireguard(c, nodes, tenant_by_name, site["management"])
     if c.problems:

@@ -9,7 +9,18 @@ import re
 from typing import Any
 
 from .checker import Checker, Unique, ip_str, normalise_mac
-from .schema import BMC_KEYS, GPU_COUNT_RANGE, HOSTNAME, MAC, NODE_GPU_KEYS, NODE_KEYS, PORT_KEYS, PORT_NAME
+from .schema import (
+    BMC_KEYS,
+    DEFAULT_GPU_DRIVER,
+    GPU_COUNT_RANGE,
+    GPU_DRIVER_MODES,
+    HOSTNAME,
+    MAC,
+    NODE_GPU_KEYS,
+    NODE_KEYS,
+    PORT_KEYS,
+    PORT_NAME,
+)
 
 
 def nodes(c: Checker, raw: Any, mgmt: dict, profiles: dict, switches: dict, tenants: dict) -> list[dict]:
@@ -63,11 +74,7 @@ def nodes(c: Checker, raw: Any, mgmt: dict, profiles: dict, switches: dict, tena
                 )
             entry["os"] = os_name
         if "gpu" in m:
-            g = c.mapping(m["gpu"], path + ".gpu", NODE_GPU_KEYS) or {}
-            entry["gpu"] = {
-                "model": c.string(g.get("model"), path + ".gpu.model") if "model" in g else None,
-                "count": c.integer(g.get("count"), path + ".gpu.count", GPU_COUNT_RANGE) if "count" in g else None,
-            }
+            entry["gpu"] = node_gpu(c, m["gpu"], path + ".gpu")
         entry["switch_ports"] = node_ports(c, m, path, switches, ports)
         entry["tenant"] = None
         if m.get("tenant") is not None:
@@ -94,6 +101,30 @@ def nodes(c: Checker, raw: Any, mgmt: dict, profiles: dict, switches: dict, tena
             elif value is not None:
                 entry["_wg_explicit"] = value
         out.append(entry)
+    return out
+
+
+def node_gpu(c: Checker, raw: Any, path: str) -> dict:
+    g = c.mapping(raw, path, NODE_GPU_KEYS) or {}
+    out = {
+        "model": c.string(g.get("model"), path + ".model") if "model" in g else None,
+        "count": c.integer(g.get("count"), path + ".count", GPU_COUNT_RANGE) if "count" in g else None,
+        "driver": DEFAULT_GPU_DRIVER,
+        "nvswitch": False,
+    }
+    if g.get("driver") is not None:
+        driver = c.string(g["driver"], path + ".driver")
+        if driver is not None and driver not in GPU_DRIVER_MODES:
+            c.add(path + ".driver", "%r is not a driver mode; use one of %s" % (driver, ", ".join(GPU_DRIVER_MODES)))
+        elif driver is not None:
+            out["driver"] = driver
+    if "nvswitch" in g:
+        if not isinstance(g["nvswitch"], bool):
+            c.add(path + ".nvswitch", "must be true or false (true: NVSwitch systems such as HGX, fabric manager needed)")
+        elif g["nvswitch"] and not out["count"]:
+            c.add(path + ".nvswitch", "is only allowed on a node with GPUs (gpu.count above 0)")
+        else:
+            out["nvswitch"] = bool(g["nvswitch"])
     return out
 
 

@@ -90,3 +90,25 @@ def check_svi_room(c: Checker, switches: list[dict], nodes: list[dict], tenants:
                 "(fleet order) carrying tenant %r; each leaf takes one address from the top of the subnet: "
                 "use a larger subnet" % (net.cidr, room, top[1], top[0] + 1, t["name"]),
             )
+
+
+def check_gpu_driver(c: Checker, nodes: list[dict]) -> None:
+    """One driver mode per cluster: the shared nodes (host cluster), each private tenant's nodes."""
+    clusters: dict[str, list[dict]] = {}
+    for n in nodes:
+        gpu = n.get("gpu") or {}
+        if gpu.get("count") and n.get("name"):
+            clusters.setdefault(n.get("tenant") or "", []).append(n)
+    for tenant, members in clusters.items():
+        modes = {n["gpu"]["driver"] for n in members}
+        if len(modes) < 2:
+            continue
+        first = members[0]
+        where = "tenant %r's cluster" % tenant if tenant else "the host cluster (shared nodes)"
+        for n in members[1:]:
+            if n["gpu"]["driver"] != first["gpu"]["driver"]:
+                c.add(
+                    n["_path"] + ".gpu.driver",
+                    "%r differs from %r of %s: the GPU Operator of %s runs one driver mode"
+                    % (n["gpu"]["driver"], first["gpu"]["driver"], first["name"], where),
+                )

@@ -86,7 +86,12 @@ NODE_KEYS = {
     "wireguard_ip": False,
 }
 BMC_KEYS = {"address": True, "username": True, "password": True, "system_id": False, "validate_certs": False}
-NODE_GPU_KEYS = {"model": True, "count": True}
+NODE_GPU_KEYS = {"model": True, "count": True, "driver": False, "nvswitch": False}
+# Where a node's NVIDIA driver comes from: `host` (packages installed by the role gpu_host, with
+# nvidia-persistenced, the container toolkit and a CDI spec) or `operator` (the GPU Operator's
+# driver and toolkit containers; the host gets no NVIDIA package). One cluster runs one mode.
+GPU_DRIVER_MODES = ("host", "operator")
+DEFAULT_GPU_DRIVER = "operator"
 PORT_KEYS = {"switch": True, "port": True}
 TENANT_KEYS = {
     "name": True,
