@@ -16,12 +16,14 @@ description:
     fleet stops C(ansible-playbook) before any task runs.
   - "Groups: C(pxe_servers), C(gpu_nodes), C(private_nodes), C(shared_nodes), C(switches),
     C(leaf_switches), C(spine_switches), C(switches_<platform>), C(tenant_<name>) (the
-    private nodes of a tenant; C(-) in a tenant name becomes C(_)) and C(controller)."
+    private nodes of a tenant; C(-) in a tenant name becomes C(_)), C(wireguard_gateways) (the
+    host of C(site.host_cluster.wireguard_gateway), if set) and C(controller)."
   - "Each host carries only its own data. On every host: C(gpucloud_site), C(gpucloud_fabric)
     (the underlay settings) and C(gpucloud_fleet_file). Nodes get C(gpucloud_node), switches
     C(gpucloud_switch) (compact: the ports of each tenant they carry), the PXE server
-    C(gpucloud_pxe_nodes); each C(tenant_<name>) group carries C(gpucloud_tenant) (that tenant,
-    with its derived names)."
+    C(gpucloud_pxe_nodes), the WireGuard gateway C(gpucloud_wireguard_tenants) (the private
+    tenants' tunnels and nodes); each C(tenant_<name>) group carries C(gpucloud_tenant) (that
+    tenant, with its derived names)."
   - "Fleet-wide data is read once, by plays on the controller: the group C(controller) holds
     the host C(localhost) (local connection, the controller's Python) and carries
     C(gpucloud_tenants), the list of all tenants. Plays on other hosts read it as
@@ -104,6 +106,7 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import (
     compact_switch,
     load_fleet,
     pxe_nodes,
+    wireguard_tenants,
 )
 
 _SUFFIXES = ("fleet.yml", "fleet.yaml")
@@ -232,6 +235,13 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
             inv.set_variable(name, "ansible_host", switch["mgmt_ip"])
             inv.set_variable(name, "gpucloud_switch", compact_switch(switch))
             self._construct(name, {"gpucloud_switch": switch})
+
+        inv.add_group("wireguard_gateways")
+        gateway = model["site"].get("host_cluster", {}).get("wireguard_gateway")
+        if gateway:
+            inv.add_host(gateway["name"], group="wireguard_gateways")
+            inv.set_variable(gateway["name"], "ansible_host", gateway["ip"])
+            inv.set_variable(gateway["name"], "gpucloud_wireguard_tenants", wireguard_tenants(model))
 
         groups = {t["name"]: t["group"] for t in model["tenants"]}
         for node in model["nodes"]:

@@ -72,16 +72,22 @@ class Lab:
         return self.repo / "inventories" / "lab"
 
     def playbook(self, playbook: str | Path, extravars: dict[str, Any] | None = None, limit: str | None = None,
-                 check: bool = False) -> PlaybookRun:
-        """Run a playbook against the lab inventory the way automation does (ansible-runner)."""
+                 check: bool = False, inventory: Path | None = None, verbosity: int = 0,
+                 artifacts: Path | None = None) -> PlaybookRun:
+        """Run a playbook against the lab inventory the way automation does (ansible-runner).
+
+        ``artifacts``: keep ansible-runner's private data directory (events, stdout) there.
+        """
         path = Path(playbook)
         if not path.is_absolute():
             path = PLAYBOOKS / path if (PLAYBOOKS / path).exists() else self.repo / path
-        with tempfile.TemporaryDirectory(prefix="gpucloud-runner-") as private:
+        with tempfile.TemporaryDirectory(prefix="gpucloud-runner-") as scratch:
+            private = str(artifacts or scratch)
+            Path(private).mkdir(parents=True, exist_ok=True)
             result = ansible_runner.run(
                 private_data_dir=private, project_dir=str(self.repo), playbook=str(path),
-                inventory=str(self.inventory), extravars=extravars or {}, limit=limit,
-                cmdline="--check --diff" if check else None, quiet=True,
+                inventory=str(inventory or self.inventory), extravars=extravars or {}, limit=limit,
+                cmdline="--check --diff" if check else None, quiet=True, verbosity=verbosity or None,
                 envvars={"ANSIBLE_CONFIG": str(self.repo / "ansible.cfg"), "KUBECONFIG": str(KUBECONFIG),
                          "ANSIBLE_HOME": str(Path(private) / "ansible-home")},
             )

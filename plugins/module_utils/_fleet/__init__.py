@@ -26,6 +26,7 @@ from .schema import CONSTRUCTED_KEYS, PARENT_QUEUE, TENANT_NAME_MAX
 from .views.pxe import pxe_nodes
 from .views.switch import compact_switch, derive_switch_tenants, expand_switch
 from .views.tenant import group_name, tenant_by_name
+from .views.wireguard import wireguard_tenants
 
 __all__ = [
     "CONSTRUCTED_KEYS",
@@ -42,4 +43,5 @@ __all__ = [
     "pxe_nodes",
     "tenant_by_name",
     "validate_fleet",
+    "wireguard_tenants",
 ]

@@ -61,6 +61,7 @@ def load_fleet(data: Any) -> dict:
     rules.check_gpu_driver(c, nodes)
     rules.check_svi_room(c, fabric["switches"], nodes, tenants)
     assign_wireguard(c, nodes, tenant_by_name, site["management"])
+    rules.check_gateway_name(c, site, nodes, fabric["switches"])
     if c.problems:
         raise FleetError(c.problems)
     return _finish(site, fabric, nodes, tenants)

@@ -92,6 +92,22 @@ def check_svi_room(c: Checker, switches: list[dict], nodes: list[dict], tenants:
             )
 
 
+def check_gateway_name(c: Checker, site: dict, nodes: list[dict], switches: list[dict]) -> None:
+    """The WireGuard gateway becomes an inventory host: its name must not be another host's."""
+    gateway = (site.get("host_cluster") or {}).get("wireguard_gateway") or {}
+    name = gateway.get("name")
+    if not name:
+        return
+    taken = {n.get("name"): "node" for n in nodes}
+    taken.update({s.get("name"): "switch" for s in switches})
+    pxe = (site.get("management") or {}).get("pxe_server_name")
+    if pxe:
+        taken[pxe] = "PXE server (site.management.pxe_server_name)"
+    if name in taken:
+        c.add("site.host_cluster.wireguard_gateway.name",
+              "%r is already the name of a %s; the gateway needs a host name of its own" % (name, taken[name]))
+
+
 def check_gpu_driver(c: Checker, nodes: list[dict]) -> None:
     """One driver mode per cluster: the shared nodes (host cluster), each private tenant's nodes."""
     clusters: dict[str, list[dict]] = {}

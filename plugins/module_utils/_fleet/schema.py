@@ -52,7 +52,9 @@ MGMT_KEYS = {
     "http_port": False,
 }
 OS_PROFILE_KEYS = {"family": True, "version": True, "kernel": False, "initrd": False, "image": False}
-HOST_CLUSTER_KEYS = {"kubeconfig": False, "context": False}
+HOST_CLUSTER_KEYS = {"kubeconfig": False, "context": False, "wireguard_gateway": False}
+# The host that terminates private tenants' WireGuard tunnels in front of their control planes.
+WG_GATEWAY_KEYS = {"name": True, "ip": True}
 FABRIC_KEYS = {"switches": True, "underlay": False}
 UNDERLAY_KEYS = {"anycast_mac": False, "mtu": False}
 SWITCH_KEYS = {

@@ -19,6 +19,7 @@ from .schema import (
     OS_PROFILE_KEYS,
     PORT_RANGE,
     SITE_KEYS,
+    WG_GATEWAY_KEYS,
 )
 
 
@@ -38,9 +39,25 @@ def site(c: Checker, raw: Any) -> dict:
     out["host_cluster"] = {}
     if host_cluster is not None:
         hc = c.mapping(host_cluster, "site.host_cluster", HOST_CLUSTER_KEYS) or {}
-        for key in HOST_CLUSTER_KEYS:
+        for key in ("kubeconfig", "context"):
             if key in hc:
                 out["host_cluster"][key] = c.string(hc[key], "site.host_cluster." + key)
+        if "wireguard_gateway" in hc:
+            out["host_cluster"]["wireguard_gateway"] = wireguard_gateway(c, hc["wireguard_gateway"])
+    return out
+
+
+def wireguard_gateway(c: Checker, raw: Any) -> dict:
+    """The host in front of the tenant control planes where private tenants' tunnels end."""
+    path = "site.host_cluster.wireguard_gateway"
+    gw = c.mapping(raw, path, WG_GATEWAY_KEYS) or {}
+    out: dict[str, Any] = {}
+    if "name" in gw:
+        out["name"] = c.string(gw["name"], path + ".name", DNS_LABEL, "a DNS label (lowercase letters, digits, '-')")
+    if "ip" in gw:
+        value = c.ip(gw["ip"], path + ".ip")
+        if value is not None:
+            out["ip"] = ip_str(value)
     return out
 
 

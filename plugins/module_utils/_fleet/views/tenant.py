@@ -13,6 +13,7 @@ import re
 
 from ..._errors import FleetError
 from ..schema import TENANT_DERIVED_NAMES
+from .wireguard import interface_name
 
 
 def group_name(prefix: str, name: str) -> str:
@@ -27,6 +28,8 @@ def derive_tenant(tenant: dict, nodes: list[str]) -> None:
     tenant["group"] = group_name("tenant_", tenant["name"])
     tenant["prefixlen"] = tenant["_net"].prefixlen
     tenant["nodes"] = nodes
+    if tenant.get("wireguard"):
+        tenant["wireguard"]["interface"] = interface_name(tenant["name"])
 
 
 def tenant_by_name(model: dict, name: str) -> dict:

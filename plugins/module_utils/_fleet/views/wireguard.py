@@ -14,9 +14,22 @@ address are a problem naming both, solved by an explicit ``wireguard_ip`` on eit
 
 from __future__ import annotations
 
+import hashlib
+
 from ..checker import Checker, ip_str
 
 FIRST_NODE_OFFSET = 2  # offset 0 is the network, 1 the tenant's hub
+IFNAMSIZ = 15  # Linux interface names: at most 15 bytes
+
+
+def interface_name(tenant: str) -> str:
+    """The tenant's WireGuard interface on its nodes and on the gateway: wg-<tenant>, or, where that is
+    longer than Linux allows, a prefix of the name and a hash that keeps long names apart."""
+    name = "wg-" + tenant
+    if len(name) <= IFNAMSIZ:
+        return name
+    digest = hashlib.sha256(tenant.encode()).hexdigest()[:4]
+    return "wg-%s-%s" % (tenant[: IFNAMSIZ - 8], digest)
 
 
 def derived_address(net_first: int, net_size: int, mgmt_offset: int) -> int:
@@ -70,3 +83,20 @@ def _claim(c: Checker, used: dict, tenant: str, value: int, path: str, node: dic
         return
     used[key] = _who(path, node)
     node["wireguard_ip"] = ip_str(value)
+
+
+def wireguard_tenants(model: dict) -> list[dict]:
+    """What the WireGuard gateway needs: one entry per private tenant with its tunnel and its nodes."""
+    nodes = {n["name"]: n for n in model["nodes"]}
+    out = []
+    for tenant in model["tenants"]:
+        wg = tenant.get("wireguard")
+        if not wg:
+            continue
+        members = [
+            {"name": name, "ip": nodes[name]["ip"], "wireguard_ip": nodes[name]["wireguard_ip"]}
+            for name in tenant["nodes"]
+        ]
+        out.append({"name": tenant["name"], "group": tenant["group"],
+                    "wireguard": dict(wg, prefixlen=int(wg["subnet"].rsplit("/", 1)[1])), "nodes": members})
+    return out

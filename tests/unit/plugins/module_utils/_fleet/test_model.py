@@ -8,7 +8,9 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import (
     FleetError,
     load_fleet,
     validate_fleet,
+    wireguard_tenants,
 )
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.views.wireguard import interface_name
 from tests.support.fleet_data import fleet, node, tenant
 
 
@@ -318,3 +320,42 @@ def test_compact_switch_round_trips():
         compact = compact_switch(switch)
         assert "tenants" not in compact
         assert expand_switch(compact, model["tenants"]) == switch
+
+
+def _gateway(value):
+    def mutate(data):
+        data["site"].setdefault("host_cluster", {})["wireguard_gateway"] = value
+    return mutate
+
+
+@pytest.mark.parametrize("value, expected", [
+    ({"name": "gpu01", "ip": "192.0.2.5"},
+     "site.host_cluster.wireguard_gateway.name: 'gpu01' is already the name of a node"),
+    ({"name": "cp", "ip": "192.0.2.300"}, "site.host_cluster.wireguard_gateway.ip"),
+    ({"name": "cp"}, "site.host_cluster.wireguard_gateway.ip"),
+    ({"name": "cp", "ip": "192.0.2.5", "port": 1}, "site.host_cluster.wireguard_gateway.port"),
+    ({"name": "Bad_Name", "ip": "192.0.2.5"}, "site.host_cluster.wireguard_gateway.name"),
+])
+def test_wireguard_gateway_rules(value, expected):
+    found = problems_after(_gateway(value))
+    assert any(p.startswith(expected) for p in found), found
+
+
+def test_wireguard_gateway_view_lists_private_tenants_and_their_nodes():
+    data = fleet()
+    _gateway({"name": "cp", "ip": "192.0.2.5"})(data)
+    model = load_fleet(data)
+    assert model["site"]["host_cluster"]["wireguard_gateway"] == {"name": "cp", "ip": "192.0.2.5"}
+    tenants = wireguard_tenants(model)
+    assert [t["name"] for t in tenants] == ["acme"]  # the shared tenant has no tunnel
+    acme = tenants[0]
+    assert acme["wireguard"]["interface"] == "wg-acme" and acme["wireguard"]["prefixlen"] == 24
+    assert acme["nodes"] == [{"name": "gpu01", "ip": "192.0.2.21", "wireguard_ip": "10.201.0.21"}]
+
+
+def test_wireguard_interface_names_fit_linux_and_stay_apart():
+    assert interface_name("acme") == "wg-acme"
+    long_a, long_b = "research-lab-alpha", "research-lab-bravo"
+    assert len(interface_name(long_a)) <= 15 and len(interface_name(long_b)) <= 15
+    assert interface_name(long_a) != interface_name(long_b)
+    assert interface_name(long_a) == interface_name(long_a)  # stable across runs

@@ -1,0 +1,141 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Private nodes' WireGuard tunnels against the lab: real wireguard-go on the lab hosts.
+
+The lab fleet has one private tenant (acme: gpu1). These tests add a second one (zeta: gpu3) in a
+copy of the lab inventory, so that isolation between two tenants is tried for real.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.integration.lab import Lab
+
+PLAYBOOK = "playbooks/private_nodes.yml"
+LAB_INVENTORY = Path(__file__).resolve().parents[2] / "inventories" / "lab"
+ADDRESSES = {"cp": "198.51.100.11", "gpu1": "198.51.100.21", "gpu2": "198.51.100.22", "gpu3": "198.51.100.23"}
+ACME_HUB, ZETA_HUB = "10.201.0.1", "10.202.0.1"
+ACME_GPU1, ZETA_GPU3 = "10.201.0.21", "10.202.0.23"
+
+
+def on(host: str, command: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    ssh = ["ssh", "-i", "/var/lib/gpucloud-lab/ssh/id_ed25519", "-o", "StrictHostKeyChecking=no",
+           "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", f"root@{ADDRESSES[host]}"]
+    return subprocess.run([*ssh, command], capture_output=True, text=True, check=check, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def two_tenants(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The lab inventory with a second private tenant, zeta, owning gpu3."""
+    inv = tmp_path_factory.mktemp("inventory") / "lab"
+    shutil.copytree(LAB_INVENTORY, inv)
+    fleet = yaml.safe_load((inv / "fleet.yml").read_text())
+    fleet["tenants"].append({
+        "name": "zeta", "isolation": "private", "vlan": 103, "vni": 10103,
+        "vrf": {"name": "zeta", "l3vni": 50103}, "subnet": "10.103.0.0/24",
+        "gpu": {"quota": 8, "limit": 8, "over_quota_weight": 1},
+        "wireguard": {"subnet": "10.202.0.0/24", "port": 51821},
+    })
+    for node in fleet["nodes"]:
+        if node["name"] == "gpu3":
+            node["tenant"] = "zeta"
+    (inv / "fleet.yml").write_text(yaml.safe_dump(fleet, sort_keys=False))
+    return inv
+
+
+@pytest.fixture
+def tunnels(lab: Lab, two_tenants: Path):
+    down = {"private_node_join_state": "absent"}
+    assert lab.playbook(PLAYBOOK, down, inventory=two_tenants).rc == 0  # from no tunnels at all
+    yield two_tenants
+    gone = lab.playbook(PLAYBOOK, down, inventory=two_tenants)
+    assert gone.rc == 0, gone.failures()
+
+
+def _ping(host: str, address: str, tries: int = 5) -> bool:
+    for _ in range(tries):
+        if on(host, f"ping -c 1 -W 2 {address}", check=False).returncode == 0:
+            return True
+        time.sleep(1)
+    return False
+
+
+def _public_key(host: str, interface: str) -> str:
+    return on(host, f"wg show {interface} public-key").stdout.strip()
+
+
+def _peers(host: str, interface: str) -> set[str]:
+    return set(on(host, f"wg show {interface} peers").stdout.split())
+
+
+def test_tunnels_up_isolated_idempotent_rotatable_and_secret(lab: Lab, tunnels: Path, tmp_path: Path) -> None:
+    first = lab.playbook(PLAYBOOK, inventory=tunnels, verbosity=3, artifacts=tmp_path / "runner")
+    assert first.rc == 0, first.failures()
+    assert set(first.hosts_with("changed")) == {"cp", "gpu1", "gpu3"}
+
+    # Traffic across the tunnel, and a recent handshake.
+    assert _ping("gpu1", ACME_HUB) and _ping("gpu3", ZETA_HUB)
+    assert _ping("cp", ACME_GPU1)
+    handshakes = on("gpu1", "wg show wg-acme latest-handshakes").stdout.split()
+    assert len(handshakes) == 2 and time.time() - int(handshakes[1]) < 120, handshakes
+
+    # Keys: 0600 in a 0700 directory, generated on the host, never in ansible-runner's artifacts of a -vvv run.
+    assert on("gpu1", "stat -c %a /etc/wireguard /etc/wireguard/wg-acme.key").stdout.split() == ["700", "600"]
+    secrets = {on(h, f"cat /etc/wireguard/{i}.key").stdout.strip()
+               for h, i in (("gpu1", "wg-acme"), ("gpu3", "wg-zeta"), ("cp", "wg-acme"), ("cp", "wg-zeta"))}
+    assert len(secrets) == 4  # one key per interface: the gateway's tenants do not share a key
+    leaked = [str(f) for f in (tmp_path / "runner").rglob("*") if f.is_file()
+              and any(s.encode() in f.read_bytes() for s in secrets)]
+    assert not leaked, leaked
+    assert "PrivateKey" not in on("gpu1", "cat /etc/wireguard/wg-acme.conf").stdout  # loaded from the key file
+
+    # Isolation: acme's node has only acme's gateway as peer and cannot reach zeta's gateway or node.
+    assert _peers("gpu1", "wg-acme") == {_public_key("cp", "wg-acme")}
+    assert _public_key("cp", "wg-zeta") not in _peers("gpu1", "wg-acme")
+    assert _peers("cp", "wg-zeta") == {_public_key("gpu3", "wg-zeta")}
+    assert not _ping("gpu1", ZETA_HUB, tries=1) and not _ping("gpu1", ZETA_GPU3, tries=1)
+    assert "wg-zeta" not in on("gpu1", "ip -o link show").stdout
+    assert "wg-" not in on("gpu2", "ip -o link show").stdout  # a shared node has no tunnel
+
+    # A second run changes nothing and keeps the keys.
+    before = {h: _public_key(h, i) for h, i in (("gpu1", "wg-acme"), ("gpu3", "wg-zeta"))}
+    second = lab.playbook(PLAYBOOK, inventory=tunnels)
+    assert second.rc == 0 and second.changed_tasks() == [], second.changed_tasks()
+    assert {h: _public_key(h, i) for h, i in (("gpu1", "wg-acme"), ("gpu3", "wg-zeta"))} == before
+
+    # Rotation replaces the keys only when asked, and the tunnel is back right after.
+    rotated = lab.playbook(PLAYBOOK, {"wireguard_rotate": True, "private_node_join_tenants": ["acme"]},
+                           inventory=tunnels)
+    assert rotated.rc == 0, rotated.failures()
+    assert _public_key("gpu3", "wg-zeta") == before["gpu3"]  # only the named tenant's tunnels
+    assert _public_key("gpu1", "wg-acme") != before["gpu1"]
+    assert _peers("cp", "wg-acme") == {_public_key("gpu1", "wg-acme")}
+    assert _ping("gpu1", ACME_HUB)
+
+
+def test_missing_gateway_is_named(lab: Lab, tmp_path: Path) -> None:
+    inv = tmp_path / "lab"
+    shutil.copytree(LAB_INVENTORY, inv)
+    fleet = yaml.safe_load((inv / "fleet.yml").read_text())
+    del fleet["site"]["host_cluster"]["wireguard_gateway"]
+    (inv / "fleet.yml").write_text(yaml.safe_dump(fleet, sort_keys=False))
+    run = lab.playbook(PLAYBOOK, inventory=inv, check=True)
+    assert run.rc != 0
+    assert any("site.host_cluster.wireguard_gateway" in f for f in run.failures()), run.failures()
+
+
+def test_decommission_leaves_no_interface_peer_or_file(lab: Lab, tunnels: Path) -> None:
+    up = lab.playbook(PLAYBOOK, inventory=tunnels)
+    assert up.rc == 0, up.failures()
+    gone = lab.playbook(PLAYBOOK, {"private_node_join_state": "absent"}, inventory=tunnels)
+    assert gone.rc == 0, gone.failures()
+    for host in ("cp", "gpu1", "gpu3"):
+        assert "wg-" not in on(host, "ip -o link show").stdout, host
+        assert on(host, "ls /etc/wireguard").stdout.split() == [], host
+    again = lab.playbook(PLAYBOOK, {"private_node_join_state": "absent"}, inventory=tunnels)
+    assert again.rc == 0 and again.changed_tasks() == [], again.changed_tasks()
