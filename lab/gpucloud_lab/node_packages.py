@@ -67,10 +67,10 @@ def _copy(src: Path, dest: Path) -> bool:
     return True
 
 
-def _write(path: Path, content: str) -> bool:
+def _write(path: Path, content: str, mode: int = 0o644) -> bool:
     if path.exists() and path.read_text() == content:
         return False
-    write_file(path, content)
+    write_file(path, content, mode=mode)
     return True
 
 
@@ -78,7 +78,7 @@ def install(host: config.Host) -> bool:
     """Into the host's root (running or not); True when something changed."""
     root = hosts.root_dir(host)
     changed = _copy(kube.BIN_DIR / "kubeadm", root / "usr/bin/kubeadm")
-    changed |= _copy(SIM_KUBELET, root / "usr/bin/kubelet")
+    changed |= _write(root / "usr/bin/kubelet", "#!/usr/bin/python3\n" + SIM_KUBELET.read_text(), mode=0o755)
     changed |= _write(root / "lib/systemd/system/kubelet.service", KUBELET_SERVICE)
     changed |= _write(root / "etc/systemd/system/kubelet.service.d/10-kubeadm.conf", KUBEADM_DROPIN)
     wants = root / "etc/systemd/system/multi-user.target.wants/kubelet.service"

@@ -1,7 +1,6 @@
-#!/usr/bin/python3
 # Copyright: (c) 2025, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""THE LAB'S SIMULATED KUBELET: installed on lab hosts as /usr/bin/kubelet; it runs no pods.
+"""THE LAB'S SIMULATED KUBELET: installed on lab hosts as /usr/bin/kubelet (node_packages.py); it runs no pods.
 
 A lab host cannot run a real kubelet (no container runtime that runs pods, no
 cgroup control), but everything a node does to *join* runs for real, as the
@@ -260,7 +259,7 @@ def serve_healthz(flags: dict[str, str]) -> None:
 
 def node_labels(flags: dict[str, str]) -> dict[str, str]:
     pairs = [p.split("=", 1) for p in flags.get("node-labels", "").split(",") if "=" in p]
-    return {k: v for k, v in pairs}
+    return dict(pairs)
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,103 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""node_join against the lab: a real kubeadm join, the kubelet's TLS bootstrap, the token gone afterwards.
+
+gpu3 is a shared GPU node no other lab test joins; the test leaves it as it found it (reset, no Node).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+
+from tests.integration.lab import KUBECONFIG, Lab
+
+NODE = "gpu3"
+VARS = {"lab_kubeconfig": str(KUBECONFIG), "lab_join_hosts": NODE}
+SSH = ["ssh", "-i", "/var/lib/gpucloud-lab/ssh/id_ed25519", "-o", "StrictHostKeyChecking=no",
+       "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "-o", "BatchMode=yes", "root@198.51.100.23"]
+
+
+def _kubectl(*args: str) -> str:
+    return subprocess.run(["kubectl", f"--kubeconfig={KUBECONFIG}", *args], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def _on_node(command: str) -> str:
+    return subprocess.run([*SSH, command], check=True, capture_output=True, text=True).stdout
+
+
+def _reset() -> None:
+    _on_node("kubeadm reset -f >/dev/null 2>&1; true")
+    _kubectl("delete", "node", NODE, "--ignore-not-found")
+    _kubectl("-n", "kube-node-lease", "delete", "lease", NODE, "--ignore-not-found")
+
+
+def _tokens() -> list[str]:
+    found = json.loads(_kubectl("-n", "kube-system", "get", "secrets", "--field-selector",
+                                "type=bootstrap.kubernetes.io/token", "-o", "json"))
+    return [s["metadata"]["name"] for s in found["items"]]
+
+
+@pytest.fixture
+def fresh_node(lab: Lab) -> Iterator[Lab]:
+    _reset()
+    yield lab
+    _reset()
+
+
+def _node_csrs() -> list[dict]:
+    found = json.loads(_kubectl("get", "csr", "-o", "json"))["items"]
+    return [c for c in found if c["spec"].get("signerName") == "kubernetes.io/kube-apiserver-client-kubelet"]
+
+
+def test_join_with_the_tls_bootstrap_identity_then_nothing_to_do(fresh_node: Lab) -> None:
+    before = {c["metadata"]["name"] for c in _node_csrs()}
+    check = fresh_node.playbook("node_join.yml", VARS, check=True)
+    assert check.rc == 0, check.failures()
+    assert not _tokens(), "check mode created a bootstrap token"
+    assert not _kubectl("get", "nodes", "-o", "name").count(f"node/{NODE}")
+
+    run = fresh_node.playbook("node_join.yml", VARS)
+    assert run.rc == 0, run.failures()
+    # (the token and join tasks run with no_log, so their events carry no `changed`; the stats do)
+    assert run.hosts_with("changed")[NODE] == 4
+    assert run.changed_tasks(NODE) == ["Token - delete it", "Label the Node"]
+    node = json.loads(_kubectl("get", "node", NODE, "-o", "json"))
+    ready = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
+    assert ready and ready[0]["status"] == "True"
+    assert node["metadata"]["labels"]["gpucloud.baremetal/role"] == "shared-gpu"
+    # The identity came from the TLS bootstrap: a CSR by the bootstrap token's user, approved and signed
+    # by kube-controller-manager, and the node's client certificate is system:node:gpu3 of the lab CA.
+    new = [c for c in _node_csrs() if c["metadata"]["name"] not in before]
+    assert len(new) == 1, new
+    csr = new[0]
+    assert csr["spec"]["username"].startswith("system:bootstrap:")
+    assert "system:bootstrappers:kubeadm:default-node-token" in csr["spec"]["groups"]
+    assert {c["type"] for c in csr["status"]["conditions"]} == {"Approved"} and csr["status"].get("certificate")
+    subject = _on_node("openssl x509 -noout -subject -issuer -in /var/lib/kubelet/pki/kubelet-client-current.pem")
+    assert "CN = system:node:gpu3" in subject and "O = system:nodes" in subject and "gpucloud-lab-ca" in subject
+    assert "client-certificate: /var/lib/kubelet/pki/kubelet-client-current.pem" in _on_node(
+        "cat /etc/kubernetes/kubelet.conf")
+    # The token is gone and never showed up in the run's output.
+    token_id = csr["spec"]["username"].removeprefix("system:bootstrap:")
+    assert not _tokens()
+    stdout = "".join(str(e.get("stdout", "")) + json.dumps(e.get("event_data", {}).get("res", {})) for e in run.events)
+    assert token_id + "." not in stdout
+
+    again = fresh_node.playbook("node_join.yml", VARS)
+    assert again.rc == 0, again.failures()
+    assert again.changed_tasks() == []
+
+
+def test_a_wrong_endpoint_fails_naming_the_step_and_the_node_joins_afterwards(fresh_node: Lab) -> None:
+    wrong = fresh_node.playbook("node_join.yml", {**VARS, "node_join_endpoint": "198.51.100.11:6999",
+                                                  "node_join_endpoint_timeout": 3})
+    assert wrong.rc != 0
+    messages = " ".join(wrong.failures())
+    assert "node_join step endpoint failed for gpu3" in messages and "198.51.100.11:6999" in messages
+    assert not _tokens(), "the token outlived the failed join"
+    retry = fresh_node.playbook("node_join.yml", VARS)
+    assert retry.rc == 0, retry.failures()
+    assert "Ready" in _kubectl("get", "node", NODE, "-o", "jsonpath={.status.conditions[?(@.type=='Ready')].type}")
