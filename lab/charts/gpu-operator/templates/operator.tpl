@@ -41,6 +41,9 @@ spec:
     enabled: {{ .Values.dcgm.enabled }}
   dcgmExporter:
     enabled: {{ .Values.dcgmExporter.enabled }}
+    {{- if .Values.dcgmExporter.serviceMonitor }}
+    serviceMonitor: {{ toYaml .Values.dcgmExporter.serviceMonitor | nindent 6 }}
+    {{- end }}
   gfd:
     enabled: {{ .Values.gfd.enabled }}
   nodeStatusExporter:
