@@ -230,6 +230,51 @@ def _set_condition(conditions: list[JSON], kind: str, status: str, reason: str, 
                        "lastTransitionTime": now})
 
 
+class SimulatedGpus:
+    """Plays the GPUs and the driver's NVML on each lab host the fleet gives GPUs.
+
+    A lab host has no GPU and no libnvidia-ml, so the lab installs a SIMULATION of NVIDIA's `pynvml`
+    (PyPI nvidia-ml-py) into the host's Python path: `pynvml.py` there is a shim that replaces itself
+    with the collection's fake NVML (`tests/support/fake_nvml.py`, copied as
+    `gpucloud_lab_fake_nvml.py`: the real function names, return types and NVMLError classes) holding
+    the fleet's GPU count of H100s. The module `nvml_health` runs on the host unchanged. A node the
+    fleet gives no GPU gets no NVML (as a host without the driver: the module fails in one line).
+    """
+
+    SITE = Path("usr/local/lib/python3.11/dist-packages")
+    FAKE = config.REPO_DIR / "tests" / "support" / "fake_nvml.py"
+    SHIM = '''"""LAB SIMULATION of NVIDIA's pynvml (nvidia-ml-py), installed by gpucloud-lab (controller.py).
+
+This host has no GPU: NVML answers with {count} simulated GPU(s) of the lab fleet ({model}).
+"""
+import sys
+
+from gpucloud_lab_fake_nvml import FakeNvml, h100
+
+sys.modules[__name__] = FakeNvml([h100(i) for i in range({count})], driver="580.95.05", cuda=13000)
+'''
+
+    def sync(self, gpus: dict[str, JSON]) -> None:
+        if not self.FAKE.exists():
+            return
+        fake = self.FAKE.read_text()
+        for host in config.GPU_NODES:
+            count = int(gpus.get(host.name, {}).get("count") or 0)
+            site = hosts.root_dir(host) / self.SITE
+            if not (hosts.root_dir(host) / "usr").is_dir():
+                continue  # host not started
+            files = {site / "gpucloud_lab_fake_nvml.py": fake,
+                     site / "pynvml.py": self.SHIM.format(count=count, model=gpus.get(host.name, {}).get("model"))}
+            for path, text in files.items():
+                if not count:
+                    path.unlink(missing_ok=True)
+                elif not path.exists() or path.read_text() != text:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(text)
+                    LOG.info("host %s: simulated NVML (%s GPUs) in %s", host.name, count, path.relative_to(
+                        hosts.root_dir(host)))
+
+
 class Kubelet:
     """Plays the kubelet for a host that has a kubelet.conf but no kubelet of its own: registers its Node.
 
@@ -397,6 +442,7 @@ class Controller:
     def __init__(self) -> None:
         self.host_api = Api(kube.HOST_CLUSTER.server)
         self.operator = GpuOperator(self.host_api)
+        self.gpus = SimulatedGpus()
         self.tenants = TenantControlPlanes(self.host_api)
         self._apis: dict[str, Api] = {kube.HOST_CLUSTER.server: self.host_api}
 
@@ -413,7 +459,9 @@ class Controller:
         self.tenants.sync()
         apis = self.apis()
         Kubelet(apis).sync()
-        self.operator.sync(apis, fleet_gpus())
+        gpus = fleet_gpus()
+        self.gpus.sync(gpus)
+        self.operator.sync(apis, gpus)
 
 
 def _stop(_signum: int, _frame: Any) -> None:
