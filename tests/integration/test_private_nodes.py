@@ -58,7 +58,7 @@ def tunnels(lab: Lab, two_tenants: Path):
 
 
 def _ping(host: str, address: str, tries: int = 5) -> bool:
-    for _ in range(tries):
+    for _attempt in range(tries):
         if on(host, f"ping -c 1 -W 2 {address}", check=False).returncode == 0:
             return True
         time.sleep(1)
