@@ -62,6 +62,7 @@ attributes:
     description: Read-only; runs the same in check mode.
   diff_mode:
     support: none
+    description: It changes nothing, so there is no diff.
   platform:
     support: full
     platforms: [kubernetes]
@@ -80,7 +81,7 @@ EXAMPLES = r"""
   gpucloud.baremetal.gpu_consistency:
     kubeconfig: "{{ gpucloud_site.host_cluster.kubeconfig }}"
     nodes: "{{ groups['gpu_nodes'] | map('extract', hostvars, 'gpucloud_node') }}"
-    nvml: "{{ dict(groups['gpu_nodes'] | zip(groups['gpu_nodes'] | map('extract', hostvars) | map(attribute='nvml', default=none))) }}"
+    nvml: "{{ nvml_results }}"  # node name -> its registered nvml_health result
     tenants: "{{ gpucloud_tenants }}"
 """
 

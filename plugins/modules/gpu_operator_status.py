@@ -65,6 +65,7 @@ attributes:
     description: Read-only; in check mode it reports once without waiting and does not fail.
   diff_mode:
     support: none
+    description: It changes nothing, so there is no diff.
   platform:
     support: full
     platforms: [kubernetes]

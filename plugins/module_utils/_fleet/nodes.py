@@ -120,7 +120,7 @@ def node_gpu(c: Checker, raw: Any, path: str) -> dict:
             out["driver"] = driver
     if "nvswitch" in g:
         if not isinstance(g["nvswitch"], bool):
-            c.add(path + ".nvswitch", "must be true or false (true: NVSwitch systems such as HGX, fabric manager needed)")
+            c.add(path + ".nvswitch", "must be true or false (true: an NVSwitch system such as HGX)")
         elif g["nvswitch"] and not out["count"]:
             c.add(path + ".nvswitch", "is only allowed on a node with GPUs (gpu.count above 0)")
         else:

@@ -85,7 +85,7 @@ def tenant_rows(tenants: list[dict], rows: list[dict], queues: list[dict] | None
             own = [r for r in rows if r["cluster"] == "tenant %s" % name]
             row["capacity"] = sum(_observed(r) for r in own)
             if (gpu.get("quota") or 0) > row["capacity"]:
-                row["problems"].append("tenant %s: GPU quota %s exceeds the %d GPUs its nodes offer"
+                row["problems"].append("tenant %s: GPU quota %s exceeds the %s GPUs its nodes offer"
                                        % (name, gpu.get("quota"), row["capacity"]))
         else:
             row["capacity"] = shared_gpus

@@ -1,0 +1,75 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The GPU stage against the lab: gpu_host on the (Debian, GPU-less) lab hosts, the GPU Operator waited
+for against the lab controller's simulation, and validate.yml across layers."""
+from __future__ import annotations
+
+import subprocess
+
+from tests.integration.lab import KUBECONFIG, Lab
+
+GPU_HOSTS = "gpu_nodes:!boot_targets"
+
+
+def _kubectl(*args: str) -> str:
+    return subprocess.run(["kubectl", "--kubeconfig", str(KUBECONFIG), *args], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_gpu_host_check_mode_converge_idempotent_and_says_what_it_skipped(lab: Lab) -> None:
+    check = lab.playbook("playbooks/gpu_hosts.yml", limit=GPU_HOSTS, check=True)
+    assert check.rc == 0, check.failures()
+    first = lab.playbook("playbooks/gpu_hosts.yml", limit=GPU_HOSTS)
+    assert first.rc == 0, first.failures()
+    report = first.results("Say what applies here and what is skipped")
+    for host in ("gpu1", "gpu2", "gpu3"):
+        lines = report[host]["msg"]
+        assert any("SKIPPED kernel headers, NVIDIA driver" in line and "Debian is not a supported OS" in line
+                   for line in lines), lines
+        assert "applies: nouveau blacklist, containerd config" in lines
+    second = lab.playbook("playbooks/gpu_hosts.yml", limit=GPU_HOSTS)
+    assert second.rc == 0, second.failures()
+    assert not second.hosts_with("changed"), second.changed_tasks()
+
+
+def test_gpu_operator_waits_for_policy_and_nodes_and_is_idempotent(lab: Lab) -> None:
+    joined = lab.playbook("playbooks/gpu_hosts.yml", limit=GPU_HOSTS)
+    assert joined.rc == 0, joined.failures()
+    check = lab.playbook("playbooks/platform.yml", check=True)
+    assert check.rc == 0, check.failures()
+    first = lab.playbook("playbooks/platform.yml")
+    assert first.rc == 0, first.failures()
+    status = first.results("Wait for the ClusterPolicy and every GPU node's GPUs")
+    assert status["localhost"]["policy"]["state"] == "ready"
+    assert status["localhost"]["policy"]["reason"] == "Reconciled"
+    assert {r["node"]: r["allocatable"] for r in status["localhost"]["nodes"]} == {"gpu2": 8, "gpu3": 8}
+    # The real CRD's schema holds what the chart created; values from the fleet reached the spec.
+    assert _kubectl("get", "clusterpolicy", "cluster-policy", "-o", "jsonpath={.spec.driver.enabled}") == "true"
+    assert _kubectl("get", "node", "gpu2", "-o", "jsonpath={.metadata.labels.nvidia\\.com/gpu\\.present}") == "true"
+    again = lab.playbook("playbooks/platform.yml")
+    assert again.rc == 0 and not again.hosts_with("changed"), again.changed_tasks()
+
+
+def test_gpu_operator_timeout_names_the_node_short_of_gpus(lab: Lab) -> None:
+    # The fleet (as these extra vars say) gives gpu3 16 GPUs; the lab's operator advertises its 8.
+    nodes = [{"name": "gpu2", "gpu": {"count": 8}}, {"name": "gpu3", "gpu": {"count": 16}}]
+    run = lab.playbook("playbooks/platform.yml", {"gpu_operator_nodes": nodes, "gpu_operator_wait_timeout": 4,
+                                                  "gpu_operator_wait_interval": 1})
+    assert run.rc != 0
+    result = run.results("Wait for the ClusterPolicy and every GPU node's GPUs")
+    msg = result["localhost"]["msg"]
+    assert msg.startswith("GPU Operator not ready after 4s")
+    assert "gpu3: allocatable nvidia.com/gpu is 8, the fleet says 16" in msg
+    assert "gpu2" not in msg
+    assert "gpu3  16     true         8            allocatable nvidia.com/gpu is 8" in result["localhost"]["table"]
+
+
+def test_validate_is_green_after_the_gpu_stage(lab: Lab) -> None:
+    for stage in ("playbooks/gpu_hosts.yml", "playbooks/platform.yml", "playbooks/tenants.yml"):
+        run = lab.playbook(stage, limit=None if stage != "playbooks/gpu_hosts.yml" else GPU_HOSTS)
+        assert run.rc == 0, (stage, run.failures())
+    validate = lab.playbook("playbooks/validate.yml")
+    assert validate.rc == 0, validate.failures()
+    rows = validate.results("Compare fleet, NVML, the clusters and the KAI quotas")["localhost"]
+    assert rows["ok"] and {r["node"]: r["nvml"] for r in rows["nodes"]} == {"gpu1": 8, "gpu2": 8, "gpu3": 8}
+    check = lab.playbook("playbooks/validate.yml", check=True)
+    assert check.rc == 0, check.failures()
