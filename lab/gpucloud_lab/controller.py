@@ -16,6 +16,8 @@ and is never called by them. It plays three parts:
 * a tenant control-plane pod: for each vCluster release (StatefulSet labelled `app=vcluster`)
   it starts a real etcd + kube-apiserver and publishes its kubeconfig as the chart would,
   in secret `vc-<release>` key `config`; when the release goes, so does the control plane.
+  With privateNodes.enabled (read from secret vc-config-<release>) nodes can join it as they join
+  the host cluster, at its controlPlane.endpoint (forward.py plays the vCluster Service there).
 """
 from __future__ import annotations
 
@@ -31,8 +33,9 @@ from typing import Any
 
 import yaml
 
-from gpucloud_lab import config, hosts, kube
+from gpucloud_lab import config, hosts, kube, kubeadm_init, tools
 from gpucloud_lab.kubeapi import JSON, Api, ApiError
+from gpucloud_lab.util import daemon_pid, run, start_daemon, stop_unit
 
 LOG = logging.getLogger("lab-controller")
 TENANTS_FILE = config.STATE_DIR / "controller" / "tenant-control-planes.json"
@@ -362,8 +365,12 @@ class TenantControlPlanes:
     @staticmethod
     def _server(rec: JSON) -> kube.ApiServer:
         name = f"vc-{rec['namespace']}-{rec['release']}"
+        # Private nodes join a tenant's control plane as they join the host cluster: with bootstrap
+        # tokens and CSRs its own kube-controller-manager approves and signs.
         return kube.ApiServer(name, config.CONTROL_PLANE.netns, config.CONTROL_PLANE.ip, rec["port"],
-                              rec["etcd_port"], kubeconfig=config.STATE_DIR / "kube" / f"{name}.kubeconfig")
+                              rec["etcd_port"], controllers=bool(rec.get("private")),
+                              kubeconfig=config.STATE_DIR / "kube" / f"{name}.kubeconfig",
+                              extra_sans=tuple(rec.get("sans", ())))
 
     def sync(self) -> None:
         releases = self.host_api.items("/apis/apps/v1/statefulsets?labelSelector=app%3Dvcluster")
@@ -389,12 +396,62 @@ class TenantControlPlanes:
 
     def _ensure(self, key: str, statefulset: JSON) -> None:
         rec = self.records.get(key) or self._allocate(key)
+        if self._configure(rec):
+            old = self._server(rec)
+            for part in ("kube-controller-manager", "kube-apiserver"):
+                stop_unit(old.unit(part))
         server = self._server(rec)
+        started = False
         if server.states()["kube-apiserver"] != "ready":
             LOG.info("vcluster %s: starting its control plane at %s", key, server.server)
             server.up()
+            started = True
+        if rec.get("private"):
+            self._private_nodes(rec, server, started)
         self._publish(rec, server)
         self._pods_ready(rec)
+
+    def _configure(self, rec: JSON) -> bool:
+        """Read the release's vcluster.yaml (secret vc-config-<release>, as the real chart writes it);
+        True when what the lab control plane depends on changed."""
+        secret = self.host_api.get(f"/api/v1/namespaces/{rec['namespace']}/secrets/vc-config-{rec['release']}")
+        if not secret:
+            return False
+        values = yaml.safe_load(base64.b64decode(secret.get("data", {}).get("config.yaml", "")) or b"{}") or {}
+        plane = values.get("controlPlane") or {}
+        wanted = {"private": bool((values.get("privateNodes") or {}).get("enabled")),
+                  "endpoint": str(plane.get("endpoint") or ""),
+                  "sans": [str(n) for n in (plane.get("proxy") or {}).get("extraSANs") or []]}
+        if all(rec.get(k, d) == wanted[k] for k, d in (("private", False), ("endpoint", ""), ("sans", []))):
+            return False
+        had = "private" in rec
+        rec.update(wanted)
+        self._save()
+        return had
+
+    def _private_nodes(self, rec: JSON, server: kube.ApiServer, started: bool) -> None:
+        """What a vCluster with privateNodes.enabled offers nodes: kubeadm's join objects with the
+        endpoint as controlPlaneEndpoint, and the endpoint itself (the vCluster Service, played by
+        forward.py) in front of the API server."""
+        endpoint = rec["endpoint"] or f"{server.ip}:{server.port}"
+        if ":" not in endpoint:
+            endpoint += ":443"
+        if started or not rec.get("join_objects"):
+            manifest = kubeadm_init.manifest(f"https://{endpoint}", endpoint, config.CONTROL_PLANE.name,
+                                             server.ip, server.port)
+            run([str(tools.TOOLS_DIR / "kubectl"), f"--kubeconfig={server.kubeconfig}", "apply", "--server-side",
+                 "--force-conflicts", "--field-manager=gpucloud-lab", "--filename=-"], input=manifest)
+            rec["join_objects"] = True
+            self._save()
+        unit = self._endpoint_unit(rec)
+        if rec["endpoint"] and not daemon_pid(unit):
+            LOG.info("vcluster %s/%s: endpoint %s -> %s", rec["namespace"], rec["release"], endpoint, server.server)
+            start_daemon(unit, ["ip", "netns", "exec", server.netns, sys.executable, "-m", "gpucloud_lab.forward",
+                                endpoint, f"{server.ip}:{server.port}"], env={"PYTHONPATH": str(config.LAB_DIR)})
+
+    @staticmethod
+    def _endpoint_unit(rec: JSON) -> str:
+        return f"vc-endpoint-{rec['namespace']}-{rec['release']}"
 
     def _pods_ready(self, rec: JSON) -> None:
         """The control-plane pod runs (here: its API server does), so its Pod reports Ready."""
@@ -428,7 +485,9 @@ class TenantControlPlanes:
 
     def _remove(self, key: str) -> None:
         LOG.info("vcluster %s: release gone, stopping its control plane", key)
-        server = self._server(self.records.pop(key))
+        rec = self.records.pop(key)
+        stop_unit(self._endpoint_unit(rec))
+        server = self._server(rec)
         server.down()
         server.kubeconfig.unlink(missing_ok=True)
         self._save()

@@ -1,6 +1,6 @@
 # Copyright: (c) 2025, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Real Kubernetes API servers: etcd + kube-apiserver (+ kube-controller-manager for the host cluster).
+"""Real Kubernetes API servers: etcd + kube-apiserver (+ kube-controller-manager where nodes join).
 
 They run as lab processes inside the control-plane host's network namespace,
 so the API answers on that host's address as it would in a rack, while the
@@ -9,6 +9,8 @@ systemd stays free for what the roles put there.
 """
 from __future__ import annotations
 
+import hashlib
+import ipaddress
 import shutil
 import ssl
 import urllib.request
@@ -44,6 +46,8 @@ class ApiServer:
     etcd_port: int
     controllers: bool = False
     kubeconfig: Path = config.KUBECONFIG
+    # More names in the serving certificate (a vCluster's controlPlane.proxy.extraSANs).
+    extra_sans: tuple[str, ...] = ()
 
     @property
     def server(self) -> str:
@@ -69,7 +73,10 @@ class ApiServer:
         )
 
     def apiserver_command(self) -> list[str]:
-        cert, key = pki.issue(f"apiserver-{self.name}", f"/CN=kube-apiserver-{self.name}", self.sans(), server=True)
+        sans = self.sans()
+        # The certificate is made once per name: other SANs make another certificate.
+        suffix = "-" + hashlib.sha256(",".join(sans).encode()).hexdigest()[:8] if self.extra_sans else ""
+        cert, key = pki.issue(f"apiserver-{self.name}{suffix}", f"/CN=kube-apiserver-{self.name}", sans, server=True)
         return self._exec(
             str(BIN_DIR / "kube-apiserver"),
             f"--etcd-servers=http://127.0.0.1:{self.etcd_port}", f"--etcd-prefix=/registry-{self.name}",
@@ -99,7 +106,8 @@ class ApiServer:
     def sans(self) -> list[str]:
         names = ["kubernetes", "kubernetes.default", "kubernetes.default.svc",
                  "kubernetes.default.svc.cluster.local", "localhost", self.name]
-        return [f"IP:{self.ip}", "IP:127.0.0.1", "IP:10.96.0.1", *(f"DNS:{n}" for n in names)]
+        extra = [f"IP:{n}" if _is_ip(n) else f"DNS:{n}" for n in self.extra_sans]
+        return [f"IP:{self.ip}", "IP:127.0.0.1", "IP:10.96.0.1", *extra, *(f"DNS:{n}" for n in names)]
 
     def ready(self) -> bool:
         context = ssl.create_default_context(cafile=str(pki.CA_CERT))
@@ -134,6 +142,14 @@ class ApiServer:
         if states["kube-apiserver"] == "running":
             states["kube-apiserver"] = "ready" if self.ready() else "starting"
         return states
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 HOST_CLUSTER = ApiServer("host", config.CONTROL_PLANE.netns, config.CONTROL_PLANE.ip, config.API_PORT, 2379,

@@ -6,6 +6,7 @@ copy of the lab inventory, so that isolation between two tenants is tried for re
 """
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import time
@@ -48,9 +49,12 @@ def two_tenants(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return inv
 
 
+TUNNELS_ONLY = {"private_node_join_join": False}  # zeta has no control plane: tunnels only
+
+
 @pytest.fixture
 def tunnels(lab: Lab, two_tenants: Path):
-    down = {"private_node_join_state": "absent"}
+    down = {"private_node_join_state": "absent", **TUNNELS_ONLY}
     assert lab.playbook(PLAYBOOK, down, inventory=two_tenants).rc == 0  # from no tunnels at all
     yield two_tenants
     gone = lab.playbook(PLAYBOOK, down, inventory=two_tenants)
@@ -74,7 +78,7 @@ def _peers(host: str, interface: str) -> set[str]:
 
 
 def test_tunnels_up_isolated_idempotent_rotatable_and_secret(lab: Lab, tunnels: Path, tmp_path: Path) -> None:
-    first = lab.playbook(PLAYBOOK, inventory=tunnels, verbosity=3, artifacts=tmp_path / "runner")
+    first = lab.playbook(PLAYBOOK, TUNNELS_ONLY, inventory=tunnels, verbosity=3, artifacts=tmp_path / "runner")
     assert first.rc == 0, first.failures()
     assert set(first.hosts_with("changed")) == {"cp", "gpu1", "gpu3"}
 
@@ -104,12 +108,15 @@ def test_tunnels_up_isolated_idempotent_rotatable_and_secret(lab: Lab, tunnels: 
 
     # A second run changes nothing and keeps the keys.
     before = {h: _public_key(h, i) for h, i in (("gpu1", "wg-acme"), ("gpu3", "wg-zeta"))}
-    second = lab.playbook(PLAYBOOK, inventory=tunnels)
+    second = lab.playbook(PLAYBOOK, TUNNELS_ONLY, inventory=tunnels)
     assert second.rc == 0 and second.changed_tasks() == [], second.changed_tasks()
+    # A node left out (unreachable, --limit) keeps its peer: the gateway reads its key from its configuration.
+    limited = lab.playbook(PLAYBOOK, TUNNELS_ONLY, inventory=tunnels, limit="cp,gpu1")
+    assert limited.rc == 0 and limited.changed_tasks() == [], limited.failures() or limited.changed_tasks()
     assert {h: _public_key(h, i) for h, i in (("gpu1", "wg-acme"), ("gpu3", "wg-zeta"))} == before
 
     # Rotation replaces the keys only when asked, and the tunnel is back right after.
-    rotated = lab.playbook(PLAYBOOK, {"wireguard_rotate": True, "private_node_join_tenants": ["acme"]},
+    rotated = lab.playbook(PLAYBOOK, {"wireguard_rotate": True, "private_node_join_tenants": ["acme"], **TUNNELS_ONLY},
                            inventory=tunnels)
     assert rotated.rc == 0, rotated.failures()
     assert _public_key("gpu3", "wg-zeta") == before["gpu3"]  # only the named tenant's tunnels
@@ -124,18 +131,63 @@ def test_missing_gateway_is_named(lab: Lab, tmp_path: Path) -> None:
     fleet = yaml.safe_load((inv / "fleet.yml").read_text())
     del fleet["site"]["host_cluster"]["wireguard_gateway"]
     (inv / "fleet.yml").write_text(yaml.safe_dump(fleet, sort_keys=False))
-    run = lab.playbook(PLAYBOOK, inventory=inv, check=True)
+    run = lab.playbook(PLAYBOOK, TUNNELS_ONLY, inventory=inv, check=True)
     assert run.rc != 0
     assert any("site.host_cluster.wireguard_gateway" in f for f in run.failures()), run.failures()
 
 
 def test_decommission_leaves_no_interface_peer_or_file(lab: Lab, tunnels: Path) -> None:
-    up = lab.playbook(PLAYBOOK, inventory=tunnels)
+    up = lab.playbook(PLAYBOOK, TUNNELS_ONLY, inventory=tunnels)
     assert up.rc == 0, up.failures()
-    gone = lab.playbook(PLAYBOOK, {"private_node_join_state": "absent"}, inventory=tunnels)
+    gone = lab.playbook(PLAYBOOK, {"private_node_join_state": "absent", **TUNNELS_ONLY}, inventory=tunnels)
     assert gone.rc == 0, gone.failures()
     for host in ("cp", "gpu1", "gpu3"):
         assert "wg-" not in on(host, "ip -o link show").stdout, host
         assert on(host, "ls /etc/wireguard").stdout.split() == [], host
-    again = lab.playbook(PLAYBOOK, {"private_node_join_state": "absent"}, inventory=tunnels)
+    again = lab.playbook(PLAYBOOK, {"private_node_join_state": "absent", **TUNNELS_ONLY}, inventory=tunnels)
     assert again.rc == 0 and again.changed_tasks() == [], again.changed_tasks()
+
+
+def _tenant_kubectl(kubeconfig: Path, *args: str) -> str:
+    return subprocess.run(["kubectl", f"--kubeconfig={kubeconfig}", *args], capture_output=True, text=True,
+                          check=True, timeout=60).stdout
+
+
+def test_private_node_joins_its_tenant_through_the_tunnel_and_offboarding_takes_it_out(lab: Lab,
+                                                                                        tmp_path: Path) -> None:
+    kdir = tmp_path / "kubeconfigs"
+    extra = {"tenants_kubeconfig_dir": str(kdir)}
+    tenants = lab.playbook("playbooks/tenants.yml", extra)
+    assert tenants.rc == 0, tenants.failures()
+    acme = kdir / "acme.kubeconfig"
+    try:
+        run = lab.playbook(PLAYBOOK, extra)
+        assert run.rc == 0, run.failures()
+        node = json.loads(_tenant_kubectl(acme, "get", "node", "gpu1", "-o", "json"))
+        ready = {c["type"]: c["status"] for c in node["status"]["conditions"]}
+        assert ready["Ready"] == "True" and node["metadata"]["labels"]["gpucloud.baremetal/tenant"] == "acme"
+        # The node talks to its tenant's API server through the tunnel, with the identity of its TLS bootstrap.
+        assert "server: https://10.201.0.1:443" in on("gpu1", "cat /etc/kubernetes/kubelet.conf").stdout
+        subject = on("gpu1", "openssl x509 -noout -subject -in /var/lib/kubelet/pki/kubelet-client-current.pem").stdout
+        assert "CN = system:node:gpu1" in subject and "O = system:nodes" in subject
+        csrs = json.loads(_tenant_kubectl(acme, "get", "csr", "-o", "json"))["items"]
+        newest = max(csrs, key=lambda c: c["metadata"]["creationTimestamp"])
+        assert newest["spec"]["username"].startswith("system:bootstrap:")
+        assert newest["spec"]["signerName"] == "kubernetes.io/kube-apiserver-client-kubelet"
+        assert newest["status"].get("certificate") and newest["status"]["conditions"][0]["type"] == "Approved"
+        # The token is gone, and the node is in no other cluster.
+        assert "bootstrap-token-" not in _tenant_kubectl(acme, "get", "secrets", "-n", "kube-system", "-o", "name")
+        assert subprocess.run(["kubectl", "get", "node", "gpu1"], capture_output=True, check=False).returncode != 0
+        again = lab.playbook(PLAYBOOK, extra)
+        assert again.rc == 0 and again.changed_tasks() == [], again.changed_tasks()
+
+        # Offboarding the tenant drains and deletes its node, resets it and takes the tunnel down.
+        off = lab.playbook("playbooks/tenant_offboard.yml", {**extra, "tenant": "acme", "confirm": "acme"})
+        assert off.rc == 0, off.failures()
+        assert "wg-" not in on("gpu1", "ip -o link show").stdout
+        assert on("gpu1", "test -e /etc/kubernetes/kubelet.conf", check=False).returncode != 0
+        assert on("cp", "ls /etc/wireguard").stdout.split() == []
+    finally:
+        lab.playbook(PLAYBOOK, {**extra, "private_node_join_state": "absent"})
+        for name in ("acme", "beta"):
+            lab.playbook("playbooks/tenant_offboard.yml", {**extra, "tenant": name, "confirm": name}, limit="localhost")
