@@ -153,8 +153,8 @@ def _tenant_kubectl(kubeconfig: Path, *args: str) -> str:
                           check=True, timeout=60).stdout
 
 
-def test_private_node_joins_its_tenant_through_the_tunnel_and_offboarding_takes_it_out(lab: Lab,
-                                                                                        tmp_path: Path) -> None:
+def test_private_node_joins_its_tenant_through_the_tunnel_and_offboarding_takes_it_out(
+        lab: Lab, tmp_path: Path) -> None:
     kdir = tmp_path / "kubeconfigs"
     extra = {"tenants_kubeconfig_dir": str(kdir)}
     tenants = lab.playbook("playbooks/tenants.yml", extra)
