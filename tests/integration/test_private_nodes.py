@@ -7,6 +7,7 @@ copy of the lab inventory, so that isolation between two tenants is tried for re
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -22,6 +23,7 @@ LAB_INVENTORY = Path(__file__).resolve().parents[2] / "inventories" / "lab"
 ADDRESSES = {"cp": "198.51.100.11", "gpu1": "198.51.100.21", "gpu2": "198.51.100.22", "gpu3": "198.51.100.23"}
 ACME_HUB, ZETA_HUB = "10.201.0.1", "10.202.0.1"
 ACME_GPU1, ZETA_GPU3 = "10.201.0.21", "10.202.0.23"
+TOKEN = re.compile(rb"\b[a-z0-9]{6}\.[a-z0-9]{16}\b")  # a bootstrap token (id.secret)
 
 
 def on(host: str, command: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -161,8 +163,19 @@ def test_private_node_joins_its_tenant_through_the_tunnel_and_offboarding_takes_
     assert tenants.rc == 0, tenants.failures()
     acme = kdir / "acme.kubeconfig"
     try:
-        run = lab.playbook(PLAYBOOK, extra)
+        run = lab.playbook(PLAYBOOK, extra, verbosity=3, artifacts=tmp_path / "runner")
         assert run.rc == 0, run.failures()
+        # No bootstrap token (format [a-z0-9]{6}.[a-z0-9]{16}) and no private key in the -vvv artifacts.
+        keys = {on(h, "cat /etc/wireguard/wg-acme.key").stdout.strip().encode() for h in ("gpu1", "cp")}
+        for path in (tmp_path / "runner").rglob("*"):
+            if path.is_file():
+                data = path.read_bytes()
+                assert not TOKEN.search(data), f"a bootstrap token in {path}"
+                assert not any(k in data for k in keys), f"a WireGuard private key in {path}"
+        # The tenant's API server answers on its endpoint through the tunnel, and only there.
+        version = on("gpu1", "curl -sS --cacert /etc/kubernetes/pki/ca.crt https://10.201.0.1:443/version").stdout
+        assert json.loads(version)["gitVersion"].startswith("v1.")
+        assert on("gpu2", "curl -sS -m 3 -k https://10.201.0.1:443/version", check=False).returncode != 0
         node = json.loads(_tenant_kubectl(acme, "get", "node", "gpu1", "-o", "json"))
         ready = {c["type"]: c["status"] for c in node["status"]["conditions"]}
         assert ready["Ready"] == "True" and node["metadata"]["labels"]["gpucloud.baremetal/tenant"] == "acme"
