@@ -163,6 +163,17 @@ def test_private_node_joins_its_tenant_through_the_tunnel_and_offboarding_takes_
     assert tenants.rc == 0, tenants.failures()
     acme = kdir / "acme.kubeconfig"
     try:
+        # From an unjoined node (site.yml may have joined it), then a tunnel that does not answer:
+        # the join fails at its step and leaves the node unjoined.
+        assert lab.playbook(PLAYBOOK, {**extra, "private_node_join_state": "absent"}).rc == 0
+        assert lab.playbook(PLAYBOOK, {**extra, "private_node_join_join": False}).rc == 0
+        on("cp", "systemctl stop wg-quick@wg-acme")
+        broken = lab.playbook(PLAYBOOK, {**extra, "private_node_join_tunnel_timeout": 2}, limit="gpu1")
+        assert broken.rc != 0
+        assert any("private_node_join step tunnel failed on gpu1" in f for f in broken.failures()), broken.failures()
+        assert on("gpu1", "test -e /etc/kubernetes/kubelet.conf", check=False).returncode != 0
+
+        # With the gateway back (the whole play), the node joins.
         run = lab.playbook(PLAYBOOK, extra, verbosity=3, artifacts=tmp_path / "runner")
         assert run.rc == 0, run.failures()
         # No bootstrap token (format [a-z0-9]{6}.[a-z0-9]{16}) and no private key in the -vvv artifacts.
