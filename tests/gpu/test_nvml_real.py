@@ -8,8 +8,6 @@ and says why. ``tests/gpu/run.sh`` sets up a fresh GPU machine and runs this fil
 from __future__ import annotations
 
 import ctypes
-import importlib.util
-import inspect
 import json
 import os
 import re
@@ -151,28 +149,3 @@ def test_expectations_hold_on_the_truth_and_fail_on_a_lie(tmp_path: Path, health
     wrong = nvml_health(tmp_path / "wrong", check=True, gpu_count=health["gpu_count"] + 1)
     assert wrong["failed"] is True and wrong["changed"] is False
     assert ("critical", "gpu_count") in [(f["severity"], f["check"]) for f in wrong["findings"]]
-
-
-@pytest.mark.skipif(importlib.util.find_spec("pynvml") is None,
-                    reason="NO NVIDIA GPU TEST: nvidia-ml-py (import pynvml) is not installed here; " + HOW)
-def test_the_fake_nvml_matches_the_installed_library() -> None:
-    """tests/support/fake_nvml.py keeps the real names, signatures and error values."""
-    import pynvml
-
-    from tests.support import fake_nvml
-
-    for name, member in inspect.getmembers(fake_nvml.FakeNvml, inspect.isfunction):
-        if not name.startswith("nvml"):
-            continue
-        real = getattr(pynvml, name, None)
-        assert real is not None, "pynvml has no %s" % name
-        fake_params = list(inspect.signature(member).parameters)[1:]  # without self
-        assert fake_params == list(inspect.signature(real).parameters), name
-    for name in dir(fake_nvml):
-        if name.startswith("NVMLError_"):
-            assert getattr(pynvml, name)().value == getattr(fake_nvml, name)().value, name
-        elif name == "NVML_NVLINK_MAX_LINKS":  # 18 before nvidia-ml-py 12.550, 36 since
-            assert getattr(pynvml, name) in (18, 36)
-        elif name.startswith(("NVML_", "nvmlEventType", "nvmlClocksEventReason")) and hasattr(pynvml, name):
-            assert getattr(pynvml, name) == getattr(fake_nvml, name), name
-    assert str(pynvml.NVMLError(3)) == str(fake_nvml.NVMLError(3)) == "Not Supported"
