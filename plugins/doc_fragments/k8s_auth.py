@@ -9,6 +9,15 @@ class ModuleDocFragment:
     # How the collection's Kubernetes modules reach an API server (names as in kubernetes.core,
     # so that module_defaults for group/gpucloud.baremetal.k8s sets them once).
     DOCUMENTATION = r"""
+attributes:
+  platform:
+    support: full
+    platforms: [kubernetes]
+    description: Runs on the controller and talks to the Kubernetes API.
+  action_group:
+    support: full
+    membership: [gpucloud.baremetal.k8s]
+    description: Use C(group/gpucloud.baremetal.k8s) in C(module_defaults) to set the connection.
 options:
   kubeconfig:
     description:

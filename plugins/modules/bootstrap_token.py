@@ -67,14 +67,6 @@ attributes:
   diff_mode:
     support: full
     description: The Secret's metadata and non-secret fields before and after.
-  platform:
-    support: full
-    platforms: [kubernetes]
-    description: Runs on the controller.
-  action_group:
-    support: full
-    membership: [gpucloud.baremetal.k8s]
-    description: Use C(group/gpucloud.baremetal.k8s) in C(module_defaults) to set the connection.
 """
 
 EXAMPLES = r"""

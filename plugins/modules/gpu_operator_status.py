@@ -66,14 +66,6 @@ attributes:
   diff_mode:
     support: none
     description: It changes nothing, so there is no diff.
-  platform:
-    support: full
-    platforms: [kubernetes]
-    description: Runs on the controller and talks to the Kubernetes API.
-  action_group:
-    support: full
-    membership: [gpucloud.baremetal.k8s]
-    description: Use C(group/gpucloud.baremetal.k8s) in C(module_defaults) to set the connection.
 seealso:
   - name: GPU Operator ClusterPolicy status
     description: States and conditions the operator reports.

@@ -82,14 +82,6 @@ attributes:
   diff_mode:
     support: full
     description: Before and after (labels and spec) of every queue that changes.
-  platform:
-    support: full
-    platforms: [kubernetes]
-    description: Runs on the controller and talks to the Kubernetes API.
-  action_group:
-    support: full
-    membership: [gpucloud.baremetal.k8s]
-    description: Use C(group/gpucloud.baremetal.k8s) in C(module_defaults) to set the connection.
 notes:
   - The Queue CRD must be installed; the role C(gpucloud.baremetal.kai_scheduler) installs KAI
     Scheduler and waits for it.

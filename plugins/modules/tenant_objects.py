@@ -44,14 +44,6 @@ attributes:
   diff_mode:
     support: full
     description: Labels and content of every object that changes, before and after.
-  platform:
-    support: full
-    platforms: [kubernetes]
-    description: Runs on the controller and talks to the Kubernetes API.
-  action_group:
-    support: full
-    membership: [gpucloud.baremetal.k8s]
-    description: Use C(group/gpucloud.baremetal.k8s) in C(module_defaults) to set the connection.
 """
 
 EXAMPLES = r"""

@@ -55,14 +55,6 @@ attributes:
   diff_mode:
     support: none
     description: Nothing to compare; see the result.
-  platform:
-    support: full
-    platforms: [kubernetes]
-    description: Runs on the controller.
-  action_group:
-    support: full
-    membership: [gpucloud.baremetal.k8s]
-    description: Use C(group/gpucloud.baremetal.k8s) in C(module_defaults) to set the host connection.
 """
 
 EXAMPLES = r"""
