@@ -34,6 +34,16 @@ def _phone_home(options: dict[str, Any], node: dict[str, Any]) -> str:
     return url.replace("{name}", node["name"])
 
 
+def _phone_home_curl(node: dict[str, Any], site: dict[str, Any], url: str) -> str:
+    """The shell command that posts what cloud-init's phone_home posts (form fields pub_key_rsa,
+    pub_key_ecdsa, pub_key_ed25519, instance_id, hostname, fqdn); a key file that is missing posts
+    an empty field, which the receiver skips."""
+    keys = " ".join('--data-urlencode "pub_key_%s=$(cat /etc/ssh/ssh_host_%s_key.pub 2>/dev/null)"' % (t, t)
+                    for t in ("rsa", "ecdsa", "ed25519"))
+    return ("curl -fsS -X POST %s --data-urlencode instance_id=%s --data-urlencode hostname=%s "
+            "--data-urlencode fqdn=%s.%s %s" % (keys, node["name"], node["name"], node["name"], site["domain"], url))
+
+
 Node = dict[str, Any]
 
 
@@ -52,7 +62,8 @@ def ubuntu(node: Node, site: Node, boot: Node, options: Node) -> dict[str, str]:
     phone_home = _phone_home(options, node)
     if phone_home:
         user_data["phone_home"] = {"url": phone_home, "tries": 10,
-                                   "post": ["pub_key_ecdsa", "pub_key_ed25519", "pub_key_rsa", "hostname", "fqdn"]}
+                                   "post": ["pub_key_ecdsa", "pub_key_ed25519", "pub_key_rsa", "instance_id",
+                                            "hostname", "fqdn"]}
     autoinstall = {
         "version": 1,
         "locale": "en_US.UTF-8",
@@ -107,9 +118,8 @@ def kickstart(node: Node, site: Node, boot: Node, options: Node) -> dict[str, st
     ]
     phone_home = _phone_home(options, node)
     if phone_home:
-        lines.append("curl -fsS -X POST --data-urlencode hostname=%s --data-urlencode "
-                     "\"pub_key_ed25519=$(cat /etc/ssh/ssh_host_ed25519_key.pub)\" %s || true"
-                     % (node["name"], phone_home))
+        # sshd-keygen makes the host keys on first boot; make them now, so that the post has them.
+        lines += ["ssh-keygen -A", "%s || true" % _phone_home_curl(node, site, phone_home)]
     lines += ["%end", ""]
     return {"ks.cfg": "\n".join(lines)}
 
@@ -126,9 +136,7 @@ def preseed(node: Node, site: Node, boot: Node, options: Node) -> dict[str, str]
     ]
     phone_home = _phone_home(options, node)
     if phone_home:
-        late.append("in-target sh -c 'curl -fsS -X POST --data-urlencode hostname=%s "
-                    "--data-urlencode \"pub_key_ed25519=$(cat /etc/ssh/ssh_host_ed25519_key.pub)\" %s || true'"
-                    % (node["name"], phone_home))
+        late.append("in-target sh -c '%s || true'" % _phone_home_curl(node, site, phone_home))
     answers = [
         ("d-i", "debian-installer/locale", "string", "en_US.UTF-8"),
         ("d-i", "keyboard-configuration/xkb-keymap", "select", "us"),

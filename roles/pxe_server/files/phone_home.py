@@ -1,0 +1,208 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The boot server's phone-home receiver (installed by the gpucloud.baremetal.pxe_server role).
+
+An installed node posts its SSH host keys when its install is done (cloud-init's ``phone_home``,
+the kickstart ``%post``, the preseed ``late_command``): an ``application/x-www-form-urlencoded``
+POST of ``pub_key_rsa``, ``pub_key_ecdsa``, ``pub_key_ed25519`` (each the content of a host key's
+``.pub`` file; empty or ``N/A`` for none), ``instance_id``, ``hostname`` and ``fqdn`` to
+``/phone-home/<name>``. nginx passes it to this service on the loopback address, with the
+client's address in ``X-Real-IP``.
+
+The post is stored as ``<state-dir>/<name>.json`` (0600 in a 0700 folder, root's) only when
+``<name>`` is a node of the nodes file (name -> address, written by the role), the post comes from
+that node's address (unless ``--any-source``), and every host-key field holds one SSH public key of
+its field's type, at least one of them. Anything else is refused (4xx), nothing is stored, and
+the journal says why. Standard library only (Python 3.9+).
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import binascii
+import datetime
+import json
+import os
+import re
+import struct
+import sys
+import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs
+
+KEY_FIELDS = {
+    "pub_key_rsa": ("ssh-rsa",),
+    "pub_key_ecdsa": ("ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521"),
+    "pub_key_ed25519": ("ssh-ed25519",),
+}
+INFO_FIELDS = ("instance_id", "hostname", "fqdn")
+ABSENT = ("", "N/A")
+MAX_BODY = 64 * 1024
+NAME = re.compile(r"^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$")
+INFO = re.compile(r"^[\x21-\x7e]{1,255}$")
+
+
+class Refused(Exception):
+    """A post that is not stored: HTTP status and the reason (for the journal and the client)."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+
+
+def parse_key(field: str, value: str) -> str:
+    """``type base64`` of the one SSH public key in value (a ``.pub`` line), or ValueError."""
+    text = value.strip()
+    parts = text.split()
+    if "\n" in text or "\r" in text or len(parts) not in (2, 3):
+        raise ValueError("%s: not one public key line" % field)
+    kind, data = parts[0], parts[1]
+    if kind not in KEY_FIELDS[field]:
+        raise ValueError("%s: key type %r is not one of %s" % (field, kind[:40], ", ".join(KEY_FIELDS[field])))
+    try:
+        blob = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("%s: the key is not base64" % field) from None
+    # RFC 4253 6.6: the blob starts with the key type as an SSH string.
+    if len(blob) < 4 or blob[4:4 + struct.unpack(">I", blob[:4])[0]] != kind.encode():
+        raise ValueError("%s: the key's data is not a %s key" % (field, kind))
+    if kind == "ssh-ed25519" and len(blob) != 51:
+        raise ValueError("%s: an ssh-ed25519 key has 32 bytes" % field)
+    return "%s %s" % (kind, data)
+
+
+def parse_post(body: bytes) -> dict:
+    """The record of a form post: host keys and the node's own names; Refused if anything is wrong."""
+    try:
+        form = parse_qs(body.decode("utf-8"), keep_blank_values=True, strict_parsing=bool(body), max_num_fields=32)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise Refused(400, "not a form post: %s" % exc) from None
+    record: dict = {"host_keys": []}
+    for field, values in form.items():
+        if len(values) != 1:
+            raise Refused(400, "%s: given %d times" % (field, len(values)))
+        value = values[0]
+        if field in KEY_FIELDS:
+            if value.strip() in ABSENT:
+                continue
+            try:
+                record["host_keys"].append(parse_key(field, value))
+            except ValueError as exc:
+                raise Refused(400, str(exc)) from None
+        elif field in INFO_FIELDS:
+            if value.strip() in ABSENT:
+                continue
+            if not INFO.match(value.strip()):
+                raise Refused(400, "%s: not a printable word of 1-255 characters" % field)
+            record[field] = value.strip()
+    if not record["host_keys"]:
+        raise Refused(400, "no host key (%s)" % ", ".join(KEY_FIELDS))
+    record["host_keys"].sort()
+    return record
+
+
+class Receiver:
+    """What the handler needs: the nodes file (re-read when it changes) and the state folder."""
+
+    def __init__(self, nodes_file: str, state_dir: str, any_source: bool) -> None:
+        self.nodes_file, self.state_dir, self.any_source = nodes_file, state_dir, any_source
+        self._nodes: dict = {}
+        self._stamp = None
+        self._lock = threading.Lock()
+
+    def nodes(self) -> dict:
+        with self._lock:
+            stat = os.stat(self.nodes_file)
+            stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+            if stamp != self._stamp:
+                with open(self.nodes_file, encoding="utf-8") as handle:
+                    self._nodes = json.load(handle)
+                self._stamp = stamp
+            return self._nodes
+
+    def store(self, name: str, source: str, body: bytes) -> dict:
+        if not NAME.match(name):
+            raise Refused(404, "not a node name")
+        nodes = self.nodes()
+        if name not in nodes:
+            raise Refused(404, "not a node of the fleet")
+        if not self.any_source and source != nodes[name]:
+            raise Refused(403, "posted from %s, not from the node's address %s" % (source, nodes[name]))
+        record = parse_post(body)
+        record.update(name=name, source=source,
+                      received=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+        os.makedirs(self.state_dir, mode=0o700, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.state_dir, prefix=".%s." % name)  # 0600
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(record, handle, indent=2, sort_keys=True)
+                handle.write("\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, os.path.join(self.state_dir, name + ".json"))
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        return record
+
+
+class Handler(BaseHTTPRequestHandler):
+    receiver: Receiver
+    server_version = "gpucloud-phone-home"
+
+    def _answer(self, status: int, text: str = "") -> None:
+        body = (text + "\n").encode() if text else b""
+        self.send_response(status)
+        if body:
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        source = self.headers.get("X-Real-IP") or self.client_address[0]
+        name = self.path.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+        try:
+            if not self.path.startswith("/phone-home/"):
+                raise Refused(404, "not a phone-home URL")
+            ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+            if ctype != "application/x-www-form-urlencoded":
+                raise Refused(415, "not a form post (Content-Type %r)" % ctype[:60])
+            try:
+                length = int(self.headers.get("Content-Length") or "0")
+            except ValueError:
+                raise Refused(400, "bad Content-Length") from None
+            if length > MAX_BODY or length < 0:
+                raise Refused(413, "post of %d bytes (at most %d)" % (length, MAX_BODY))
+            record = self.receiver.store(name, source, self.rfile.read(length))
+        except Refused as exc:
+            self.log_message("%s from %s: refused (%d): %s", name[:64], source, exc.status, exc)
+            self._answer(exc.status, str(exc))
+            return
+        self.log_message("%s from %s: stored %s", name, source, ", ".join(k.split()[0] for k in record["host_keys"]))
+        self._answer(204)
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._answer(405, "POST only")
+
+    def log_message(self, format, *args) -> None:  # pylint: disable=redefined-builtin
+        sys.stderr.write((format % args) + "\n")
+        sys.stderr.flush()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--listen", default="127.0.0.1:8081", help="address:port (loopback: nginx passes posts on)")
+    parser.add_argument("--nodes", required=True, help="JSON file: node name -> address")
+    parser.add_argument("--state-dir", required=True, help="folder of the stored records")
+    parser.add_argument("--any-source", action="store_true", help="accept a node's post from any address")
+    args = parser.parse_args(argv)
+    os.umask(0o077)
+    host, _sep, port = args.listen.rpartition(":")
+    Handler.receiver = Receiver(args.nodes, args.state_dir, args.any_source)
+    server = ThreadingHTTPServer((host, int(port)), Handler)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
