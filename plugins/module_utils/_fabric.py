@@ -141,7 +141,11 @@ def normalise(tenants: list[dict]) -> list[dict]:
 
 
 class PortGroup:
-    """Tenants of a switch that share one ``ports`` list: its ports, their VLANs (tenant order)."""
+    """Ports of a switch with one config: the ports, and the VLANs they carry (tenant order).
+
+    ``first``: the index of the first tenant that has them (where a tree-ordered file puts them);
+    ``text``: the writers' cache of what they format once per group.
+    """
 
     __slots__ = ("first", "ports", "text", "vlans")
 
@@ -152,11 +156,14 @@ class PortGroup:
         self.text: dict[str, Any] = {}
 
 
-def port_groups(tenants: list[dict]) -> tuple[dict[int, PortGroup], bool]:
-    """Tenants (neutral shape, canonical order) grouped by ``ports`` list (by identity).
+def port_groups(tenants: list[dict]) -> list[PortGroup]:
+    """The ports of tenants (neutral shape, canonical order) grouped by config, in tenant order.
 
-    Returns the groups by ``id(ports)`` and whether each port name is in exactly one list,
-    once: then a port's config is that of its one group, which the renderers build once.
+    On a leaf every shared tenant has the same ``ports`` list (the trunk ports, see
+    ``normalise``): while each port is in exactly one list, once, a group is a list and its
+    config is formatted once. Otherwise (a gathered config whose lists overlap) each port is a
+    group of its own, its VLANs those of every tenant that has it. A port that is both access
+    and trunk, or the access port of two tenants, cannot be written: ``FabricError``.
     """
     groups: dict[int, PortGroup] = {}
     for i, t in enumerate(tenants):
@@ -169,13 +176,28 @@ def port_groups(tenants: list[dict]) -> tuple[dict[int, PortGroup], bool]:
     for g in groups.values():
         total += len(g.ports)
         names.update(p["port"] for p in g.ports)
-    return groups, total == len(names)
+    if total == len(names):
+        return list(groups.values())
+    problems = _check_ports("", tenants)
+    if problems:
+        raise FabricError([p.lstrip(": ") for p in problems])
+    per_port: dict[str, PortGroup] = {}
+    for i, t in enumerate(tenants):
+        for p in t["ports"]:
+            g = per_port.get(p["port"])
+            if g is None:
+                g = per_port[p["port"]] = PortGroup([p], i)
+            if t["vlan"] not in g.vlans:
+                g.vlans.append(t["vlan"])
+    return list(per_port.values())
 
 
-def distinct(tenants: list[dict], *keys: str) -> bool:
-    """No two tenants share a value of any of ``keys`` (validated input always holds)."""
+def check_distinct(tenants: list[dict], *keys: str) -> None:
+    """``FabricError`` unless no two tenants share a value of any of ``keys`` (validated input holds)."""
     n = len(tenants)
-    return all(len({t[k] for t in tenants}) == n for k in keys)
+    for key in keys:
+        if len({t[key] for t in tenants}) != n:
+            raise FabricError(["two tenants have the same %s; a switch holds each once" % key])
 
 
 def options_with_defaults(options: dict | None) -> dict:

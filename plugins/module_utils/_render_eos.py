@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._fabric import distinct, marker, normalise, owner, pairs, port_groups, port_key
+from ._fabric import FabricError, check_distinct, marker, normalise, owner, pairs, port_groups, port_key
 
 INDENT = "   "
 Item = tuple[str, ...]
@@ -35,61 +35,11 @@ def rt(opts: dict, vni: int) -> str:
     return "%d:%d" % (opts["route_target_asn"], vni)
 
 
-def global_items(switch: dict, underlay: dict) -> list[Item]:
-    bgp = "router bgp %d" % switch["asn"]
-    return [
-        ("ip virtual-router mac-address %s" % underlay["anycast_mac"],),
-        ("interface Vxlan1", "vxlan source-interface Loopback0"),
-        ("interface Vxlan1", "vxlan udp-port 4789"),
-        (bgp, "router-id %s" % switch["loopback"]),
-    ]
-
-
-def _port_items(t: dict) -> list[Item]:
-    items: list[Item] = []
-    for p in t["ports"]:
-        iface = "interface %s" % p["port"]
-        if p["mode"] == "access":
-            items.append((iface, "switchport access vlan %d" % t["vlan"]))
-        else:
-            items.append((iface, "switchport mode trunk"))
-            items.append((iface, "switchport trunk allowed vlan add %d" % t["vlan"]))
-    return items
-
-
-def tenant_items(switch: dict, t: dict, opts: dict) -> list[Item]:
-    vlan, vrf = t["vlan"], t["vrf"]
-    svi = "interface Vlan%d" % vlan
-    bgp = "router bgp %d" % switch["asn"]
-    bvlan, bvrf = "vlan %d" % vlan, "vrf %s" % vrf
-    return [
-        ("vlan %d" % vlan, "name %s" % marker(t["name"])),
-        ("vrf instance %s" % vrf,),
-        ("ip routing vrf %s" % vrf,),
-        *_port_items(t),
-        (svi, "description %s" % marker(t["name"])),
-        (svi, "vrf %s" % vrf),
-        (svi, "ip address virtual %s" % t["gateway"]),
-        ("interface Vxlan1", "vxlan vlan %d vni %d" % (vlan, t["vni"])),
-        ("interface Vxlan1", "vxlan vrf %s vni %d" % (vrf, t["l3vni"])),
-        (bgp, bvlan, "rd auto"),
-        (bgp, bvlan, "route-target both %s" % rt(opts, t["vni"])),
-        (bgp, bvlan, "redistribute learned"),
-        (bgp, bvrf, "rd auto"),
-        (bgp, bvrf, "route-target import evpn %s" % rt(opts, t["l3vni"])),
-        (bgp, bvrf, "route-target export evpn %s" % rt(opts, t["l3vni"])),
-        (bgp, bvrf, "redistribute connected"),
-    ]
-
-
 def _rank(line: str) -> tuple:
     for prefix, rank in _TOP_RANK:
         if line.startswith(prefix):
             return (rank, port_key(line))
     return (9, port_key(line))
-
-
-_TRUNK_ADD = re.compile(r"^switchport trunk allowed vlan add (\d+)$")
 
 
 def vlan_ranges(vlans: list[int]) -> str:
@@ -107,38 +57,10 @@ def vlan_ranges(vlans: list[int]) -> str:
     return ",".join(out)
 
 
-def _merge_trunk_adds(items: list[Item]) -> list[Item]:
-    """One ``switchport trunk allowed vlan <ranges>`` per port: the port's whole list.
-
-    A trunk allows every VLAN until told otherwise, and ``allowed vlan add`` only appends, so
-    a trunk that must carry only its tenants' VLANs is given its whole list (as running-config
-    shows it, ``switchport trunk allowed vlan 102-104,110``).
-    """
-    vlans: dict[str, list[int]] = {}
-    out: list[Item] = []
-    for item in items:
-        m = _TRUNK_ADD.match(item[-1]) if len(item) == 2 else None
-        if m is None:
-            out.append(item)
-            continue
-        if item[0] not in vlans:
-            vlans[item[0]] = []
-            out.append((item[0], ""))  # keeps the line's place in its block
-        vlans[item[0]].append(int(m.group(1)))
-    return [
-        (i[0], "switchport trunk allowed vlan " + vlan_ranges(vlans[i[0]])) if len(i) == 2 and i[1] == "" else i
-        for i in out
-    ]
-
-
 def to_text(items: list[Item], removals: bool = False) -> list[str]:
-    """Items to CLI lines, grouped into blocks; ``removals`` keeps the items' own order.
-
-    A trunk port's VLANs are written as its whole allowed list, one ranged line
-    (``switchport trunk allowed vlan 102-901``), as EOS shows them.
-    """
+    """A delta's items to CLI lines, grouped into blocks; ``removals`` keeps the items' own order."""
     tree: dict[str, dict] = {}
-    for item in items if removals else _merge_trunk_adds(items):
+    for item in items:
         node = tree
         for line in item:
             node = node.setdefault(line, {})
@@ -159,34 +81,20 @@ def _emit(out: list[str], line: str, children: dict, depth: int) -> None:
             out.append(INDENT + "!")
 
 
-def all_items(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> list[Item]:
-    items = global_items(switch, underlay) if tenants else []
-    for t in tenants:
-        items.extend(tenant_items(switch, t, opts))
-    return items
-
-
-def render(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> list[str]:
-    return to_text(all_items(switch, tenants, underlay, opts))
-
-
 def render_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> dict[str, str]:
+    """``eos.cfg``: the switch's tenants as EOS CLI, blocks in running-config order.
+
+    The one writer of EOS config: ``delta`` reads its tenants' lines back from it
+    (``tenant_items``). A trunk port's VLANs are its whole allowed list, one ranged line
+    (``switchport trunk allowed vlan 102-104,110``), as EOS shows them; a port block is
+    formatted once.
+    """
     head = "! gpucloud.baremetal: tenant networks of %s (EOS); generated, do not edit\n" % switch["name"]
     if switch.get("role") != "leaf":
         head += "! %s is a %s: spines carry no tenant networks\n" % (switch["name"], switch.get("role"))
     if not tenants:
         return {"eos.cfg": head}
-    groups, unique = port_groups(tenants)
-    vlans = [t["vlan"] for t in tenants]
-    if (
-        not unique
-        or vlans != sorted(vlans)  # blocks are emitted in tenant order where EOS sorts them by VLAN
-        or not distinct(tenants, "vlan", "vrf")
-        or any(_rank("interface " + p["port"])[0] != 4 for g in groups.values() for p in g.ports)
-    ):
-        lines = render(switch, tenants, underlay, opts)  # blocks that coincide: let the tree merge them
-        return {"eos.cfg": head + "".join(line + "\n" for line in lines)}
-    return {"eos.cfg": head + _cli_text(switch, tenants, groups, underlay, opts)}
+    return {"eos.cfg": head + _cli_text(switch, tenants, underlay, opts)}
 
 
 _VRF_BGP = (
@@ -197,8 +105,16 @@ _VRF_BGP = (
 _SVI = "interface Vlan%(vlan)d\n   description %(marker)s\n   vrf %(vrf)s\n   ip address virtual %(gateway)s\n!\n"
 
 
-def _cli_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, opts: dict) -> str:
-    """``to_text(all_items(...))`` written directly: blocks in ``_rank`` order, a port's block once."""
+def _cli_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> str:
+    """Blocks in ``_rank`` order (as EOS sorts them), a port's block once."""
+    check_distinct(tenants, "vlan", "vrf")
+    vlans = [t["vlan"] for t in tenants]
+    if vlans != sorted(vlans):
+        tenants = sorted(tenants, key=lambda t: t["vlan"])  # blocks of tenants follow their VLAN
+    groups = port_groups(tenants)
+    clash = [p["port"] for g in groups for p in g.ports if _rank("interface " + p["port"])[0] != 4]
+    if clash:
+        raise FabricError(["port %s is named like an interface the tenants' config creates (VlanN, Vxlan1)" % clash[0]])
     vlans, svis, vxlan, bgp = [], [], [], []
     vrf_lines = []
     ports = []
@@ -216,7 +132,7 @@ def _cli_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, o
         vxlan.append("   vxlan vlan %d vni %d\n   vxlan vrf %s vni %d\n" % (t["vlan"], t["vni"], t["vrf"], t["l3vni"]))
         bgp.append(_VRF_BGP % v)
         vrf_lines.append(t["vrf"])
-    for g in groups.values():
+    for g in groups:
         trunk = "   switchport mode trunk\n" + (
             "   switchport trunk allowed vlan %s\n" % vlan_ranges(g.vlans) if g.vlans else ""
         )
@@ -249,16 +165,42 @@ def _cli_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, o
 # --- delta ---------------------------------------------------------------------------
 
 
+def cli_items(text: str) -> list[Item]:
+    """CLI text to items: each line as the tuple of lines from its top-level block down to it."""
+    out: list[Item] = []
+
+    def walk(prefix: Item, nodes: list) -> None:
+        for line, children in nodes:
+            if children:
+                walk((*prefix, line), children)
+            else:
+                out.append((*prefix, line))
+
+    walk((), blocks(text))
+    return out
+
+
+def global_items(switch: dict, underlay: dict, opts: dict) -> list[Item]:
+    """Switch-wide lines every tenant needs (never removed), as the writer writes them."""
+    return cli_items(_cli_text(switch, [], underlay, opts))
+
+
+def tenant_items(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item]:
+    """One tenant's lines, read back from the writer's text."""
+    common = set(global_items(switch, underlay, opts))
+    return [i for i in cli_items(_cli_text(switch, [t], underlay, opts)) if i not in common]
+
+
 def _negate(item: Item) -> Item:
     line = item[-1]
-    if line.startswith("switchport trunk allowed vlan add "):
-        return (*item[:-1], line.replace(" add ", " remove "))
+    if line.startswith("switchport trunk allowed vlan "):
+        return (*item[:-1], line.replace(" vlan ", " vlan remove ", 1))
     if line.startswith("switchport access vlan "):
         return (*item[:-1], "no switchport access vlan")
     return (*item[:-1], "no " + line)
 
 
-def _removal(switch: dict, t: dict) -> list[Item]:
+def _removal(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item]:
     bgp = "router bgp %d" % switch["asn"]
     items: list[Item] = [
         (bgp, "no vlan %d" % t["vlan"]),
@@ -267,7 +209,9 @@ def _removal(switch: dict, t: dict) -> list[Item]:
         ("interface Vxlan1", "no vxlan vrf %s vni %d" % (t["vrf"], t["l3vni"])),
         ("no interface Vlan%d" % t["vlan"],),
     ]
-    items += [_negate(i) for i in _port_items(t) if i[-1] != "switchport mode trunk"]
+    ports = {"interface %s" % p["port"] for p in t["ports"]}
+    own = tenant_items(switch, t, underlay, opts)
+    items += [_negate(i) for i in own if i[0] in ports and i[-1] != "switchport mode trunk"]
     items += [("no ip routing vrf %s" % t["vrf"],), ("no vrf instance %s" % t["vrf"],), ("no vlan %d" % t["vlan"],)]
     return items
 
@@ -282,22 +226,22 @@ def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, o
     adds: list[Item] = []
     for old, new in pairs(before, after):
         if new is None or (old and (old["vlan"], old["vrf"]) != (new["vlan"], new["vrf"])):
-            removals.extend(_removal(switch, old))
+            removals.extend(_removal(switch, old, underlay, opts))
             if new is not None:
-                adds.extend(tenant_items(switch, new, opts))
+                adds.extend(tenant_items(switch, new, underlay, opts))
             continue
-        new_items = tenant_items(switch, new, opts)
+        new_items = tenant_items(switch, new, underlay, opts)
         if old is None:
             adds.extend(new_items)
             continue
-        old_items = tenant_items(switch, old, opts)
+        old_items = tenant_items(switch, old, underlay, opts)
         new_set, old_set = set(new_items), set(old_items)
         removals.extend(_negate(i) for i in old_items if i not in new_set and not _shared(i))
         adds.extend(i for i in new_items if i not in old_set)
     removals, adds = _trunk_lists(removals, adds, before, after)
     commands = to_text(removals, removals=True)
     if adds:
-        commands += [line for line in to_text(global_items(switch, underlay) + adds) if line.strip() != "!"]
+        commands += [line for line in to_text(global_items(switch, underlay, opts) + adds) if line.strip() != "!"]
     return {"commands": commands}
 
 

@@ -28,35 +28,6 @@ def _rt(opts: dict, vni: int) -> str:
     return "%d:%d" % (opts["route_target_asn"], vni)
 
 
-def _vrf_block(switch: dict, t: dict) -> list[str]:
-    return ["vrf %s" % frr_vrf(switch, t["vrf"]), " vni %d" % t["l3vni"], "exit-vrf", "!"]
-
-
-def _vni_block(t: dict, opts: dict) -> list[str]:
-    rt = _rt(opts, t["vni"])
-    return ["  vni %d" % t["vni"], "   route-target import %s" % rt, "   route-target export %s" % rt, "  exit-vni"]
-
-
-def _bgp_vrf_block(switch: dict, t: dict, opts: dict) -> list[str]:
-    rt = _rt(opts, t["l3vni"])
-    return [
-        "router bgp %d vrf %s" % (switch["asn"], frr_vrf(switch, t["vrf"])),
-        " bgp router-id %s" % switch["loopback"],
-        " !",
-        " address-family ipv4 unicast",
-        "  redistribute connected",
-        " exit-address-family",
-        " !",
-        " address-family l2vpn evpn",
-        "  advertise ipv4 unicast",
-        "  route-target import %s" % rt,
-        "  route-target export %s" % rt,
-        " exit-address-family",
-        "exit",
-        "!",
-    ]
-
-
 _VRF_T = "vrf %(vrf)s\n vni %(l3vni)d\nexit-vrf\n!\n"
 _VNI_T = "  vni %(vni)d\n   route-target import %(rt)s\n   route-target export %(rt)s\n  exit-vni\n"
 _BGP_VRF_T = (
@@ -67,7 +38,7 @@ _BGP_VRF_T = (
 
 
 def render(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> str:
-    """The FRR config; the same lines as ``_vrf_block``, ``_vni_block`` and ``_bgp_vrf_block``."""
+    """The FRR config: zebra VRFs with their L3 VNI, the EVPN instance with its L2 VNIs, the BGP VRFs."""
     head = "! gpucloud.baremetal: tenant routing of %s (FRR, %s); generated, do not edit\n!\n" % (
         switch["name"],
         switch["platform"],

@@ -3,13 +3,16 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """NVIDIA Cumulus Linux (NVUE): tenant networks as NVUE config, and back.
 
-Private to the collection. Three forms of the same config:
+Private to the collection. One writer (``render_text``) produces both files of a switch:
 
-- the tree (what the NVUE REST API takes in ``PATCH /nvue_v1/?rev=ID`` and returns from
-  ``GET /nvue_v1/?rev=applied``), built from ``items``: ``(path, value)`` pairs where value
-  ``None`` means "a key with no attributes" (``vni: {10101: {}}``);
-- the patch file of ``nv config patch`` (YAML: ``- set: TREE``);
-- ``nv set`` / ``nv unset`` commands.
+- the patch file of ``nv config patch`` (YAML: ``- set: TREE``), whose tree is what the NVUE
+  REST API takes in ``PATCH /nvue_v1/?rev=ID`` and returns from ``GET /nvue_v1/?rev=applied``;
+- ``nv set`` commands.
+
+``delta`` works on ``items``, ``(path, value)`` pairs (value ``None``: a key with no
+attributes, ``vni: {10101: {}}``), read back from the writer's ``nv set`` lines of a tenant
+(``tenant_items``); ``tree`` and ``nv_set``/``nv_unset`` turn a delta into the REST body and
+commands.
 
 Ownership: an SVI ``interface vlanN`` whose ``description`` is ``gpucloud:<tenant>`` marks the
 tenant's VLAN, VNI, VRF and port memberships as ours. Nothing else is ever unset.
@@ -25,7 +28,7 @@ from typing import Any
 
 from ansible.module_utils.common.yaml import yaml_load
 
-from ._fabric import distinct, marker, normalise, owner, pairs, port_groups, port_key
+from ._fabric import FabricError, PortGroup, check_distinct, marker, normalise, owner, pairs, port_groups, port_key
 
 BRIDGE = "br_default"
 Path = tuple[str, ...]
@@ -39,55 +42,6 @@ _SVI = re.compile(r"^vlan(\d+)$")
 
 def rt(opts: dict, vni: int) -> str:
     return "%d:%d" % (opts["route_target_asn"], vni)
-
-
-def global_items(switch: dict, opts: dict) -> list[Item]:
-    """Switch-wide settings every tenant needs; set, never unset (they are not a tenant's)."""
-    return [
-        (("nve", "vxlan", "enable"), "on"),
-        (("nve", "vxlan", "source", "address"), switch["loopback"]),
-        (("evpn", "enable"), "on"),
-        (("router", "bgp", "enable"), "on"),
-        (("router", "bgp", "autonomous-system"), switch["asn"]),
-        (("router", "bgp", "router-id"), switch["loopback"]),
-    ]
-
-
-def tenant_items(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item]:
-    vlan, vrf, svi = str(t["vlan"]), t["vrf"], "vlan%d" % t["vlan"]
-    bgp = ("vrf", vrf, "router", "bgp")
-    af = (*bgp, "address-family", "ipv4-unicast")
-    items: list[Item] = [
-        (("bridge", "domain", BRIDGE, "vlan", vlan, "vni", str(t["vni"])), None),
-        (("evpn", "vni", str(t["vni"]), "route-target", "both", rt(opts, t["vni"])), None),
-        (("interface", svi, "type"), "svi"),
-        (("interface", svi, "vlan"), t["vlan"]),
-        (("interface", svi, "description"), marker(t["name"])),
-        (("interface", svi, "ip", "vrf"), vrf),
-        *([(("interface", svi, "ip", "address", t["address"]), None)] if t.get("address") else []),
-        (("interface", svi, "ip", "vrr", "enable"), "on"),
-        (("interface", svi, "ip", "vrr", "address", t["gateway"]), None),
-        (("interface", svi, "ip", "vrr", "mac-address"), underlay["anycast_mac"]),
-        (("interface", svi, "ip", "vrr", "state", "up"), None),  # VRR is down until set up
-        (("vrf", vrf, "evpn", "enable"), "on"),
-        (("vrf", vrf, "evpn", "vni", str(t["l3vni"])), None),
-        ((*bgp, "enable"), "on"),
-        ((*bgp, "autonomous-system"), switch["asn"]),
-        ((*bgp, "router-id"), switch["loopback"]),
-        ((*af, "enable"), "on"),
-        ((*af, "redistribute", "connected", "enable"), "on"),
-        ((*af, "route-export", "to-evpn", "enable"), "on"),
-        # The L3 VNI's route-targets sit on the VRF's BGP instance, not under the address family
-        # (NVUE reference: vrf <vrf-id> router bgp route-export to-evpn route-target <rt>).
-        ((*bgp, "route-export", "to-evpn", "route-target", rt(opts, t["l3vni"])), None),
-        ((*bgp, "route-import", "from-evpn", "route-target", rt(opts, t["l3vni"])), None),
-    ]
-    for p in t["ports"]:
-        if p["mode"] == "access":
-            items.append((("interface", p["port"], "bridge", "domain", BRIDGE, "access"), t["vlan"]))
-        else:
-            items.append((("interface", p["port"], "bridge", "domain", BRIDGE, "vlan", vlan), None))
-    return items
 
 
 def tenant_roots(t: dict) -> list[Path]:
@@ -119,18 +73,6 @@ def tree(items: list[Item]) -> dict:
     return out
 
 
-def all_items(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> list[Item]:
-    items = list(global_items(switch, opts)) if tenants else []
-    for t in tenants:
-        items.extend(tenant_items(switch, t, underlay, opts))
-    return items
-
-
-def render(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> dict:
-    """The REST API body (``PATCH /nvue_v1/?rev=ID``) for the switch's tenants."""
-    return tree(all_items(switch, tenants, underlay, opts))
-
-
 def _word(value: Any) -> str:
     text = str(value)
     return '"%s"' % text if not text or re.search(r"\s", text) else text
@@ -142,22 +84,6 @@ def nv_set(items: list[Item]) -> list[str]:
 
 def nv_unset(paths: list[Path]) -> list[str]:
     return ["nv unset " + " ".join(path) for path in paths]
-
-
-def to_yaml(value: Any, indent: int = 0) -> str:
-    """A small, deterministic YAML emitter for NVUE trees (mappings of str/int)."""
-    pad = "  " * indent
-    lines = []
-    for key, val in value.items():
-        k = _yaml_scalar(key)
-        if isinstance(val, dict):
-            if val:
-                lines.append("%s%s:\n%s" % (pad, k, to_yaml(val, indent + 1)))
-            else:
-                lines.append("%s%s: {}\n" % (pad, k))
-        else:
-            lines.append("%s%s: %s\n" % (pad, k, _yaml_scalar(val)))
-    return "".join(lines)
 
 
 def _yaml_scalar(value: Any) -> str:
@@ -175,32 +101,23 @@ _yaml_scalar_cached = functools.lru_cache(maxsize=65536, typed=True)(_yaml_scala
 def render_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict, nv: bool = True) -> dict[str, str]:
     """Files: ``nvue.yaml`` (``nv config patch`` file) and, with ``nv``, ``nvue.nv`` (``nv set``).
 
-    The text is written directly (the same as ``to_yaml(tree(all_items(...)))`` and
-    ``nv_set(all_items(...))``, which stay the reference): a port list shared by many tenants
-    (a leaf's trunk ports) is written once per file, not once per tenant.
+    The one writer of NVUE config: ``delta`` reads its tenants' items back from its ``nv set``
+    lines (``tenant_items``). The tree is written in the order the REST API returns it: a
+    tenant's SVI is followed by the ports it brings first. A port list shared by many tenants
+    (a leaf's trunk ports) is formatted once per file, not once per tenant.
     """
     head = "# gpucloud.baremetal: tenant networks of %s (NVUE); generated, do not edit\n" % switch["name"]
     if not tenants:
         return {"nvue.yaml": head + "[]\n", **({"nvue.nv": head} if nv else {})}
-    groups, unique = port_groups(tenants)
+    check_distinct(tenants, "vlan", "vni", "vrf")
+    groups = port_groups(tenants)
     svis = {"vlan%d" % t["vlan"] for t in tenants}
-    if (
-        not unique
-        or not distinct(tenants, "vlan", "vni", "vrf")
-        or any(p["port"] in svis for g in groups.values() for p in g.ports)
-    ):
-        return _render_text_items(head, switch, tenants, underlay, opts, nv)  # overlapping trees: merge them
+    clash = sorted({p["port"] for g in groups for p in g.ports} & svis)
+    if clash:
+        raise FabricError(["port %s is named like a tenant's SVI; NVUE has one interface of that name" % clash[0]])
     out = {"nvue.yaml": head + _yaml_text(switch, tenants, groups, underlay, opts)}
     if nv:
-        out["nvue.nv"] = head + _nv_text(switch, tenants, groups, underlay, opts)
-    return out
-
-
-def _render_text_items(head: str, switch: dict, tenants: list[dict], underlay: dict, opts: dict, nv: bool) -> dict:
-    items = all_items(switch, tenants, underlay, opts)
-    out = {"nvue.yaml": head + "- set:\n" + to_yaml(tree(items), 2)}
-    if nv:
-        out["nvue.nv"] = head + "".join(line + "\n" for line in nv_set(items))
+        out["nvue.nv"] = head + _nv_text(switch, tenants, underlay, opts)
     return out
 
 
@@ -225,10 +142,13 @@ _Y_VRF = (
 _Y_PORT = "      %s:\n        bridge:\n          domain:\n            br_default:\n"
 
 
-def _yaml_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, opts: dict) -> str:
+def _yaml_text(switch: dict, tenants: list[dict], groups: list[PortGroup], underlay: dict, opts: dict) -> str:
     q = _yaml_scalar_cached
     sw = {"asn": q(switch["asn"]), "loopback": q(switch["loopback"]), "mac": q(underlay["anycast_mac"])}
     evpn, bridge, iface, vrfs = [], [], [], []
+    starts: dict[int, list[PortGroup]] = {}
+    for g in groups:
+        starts.setdefault(g.first, []).append(g)
     for i, t in enumerate(tenants):
         v = dict(
             sw,
@@ -248,9 +168,7 @@ def _yaml_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, 
         bridge.append(_Y_BRIDGE % v)
         vrfs.append(_Y_VRF % v)
         iface.append(_Y_SVI % v)
-        g = groups[id(t["ports"])]
-        if g.first == i:  # the group's ports appear with its first tenant (each port is in one group)
-            iface.append(_yaml_ports(g))
+        iface.extend(_yaml_ports(g) for g in starts.get(i, ()))  # ports appear with their first tenant
     return "".join(
         [
             "- set:\n    nve:\n      vxlan:\n        enable: 'on'\n        source:\n          address: %(loopback)s\n"
@@ -267,75 +185,107 @@ def _yaml_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, 
     )
 
 
-def _yaml_ports(g: Any) -> str:
+def _yaml_ports(g: PortGroup) -> str:
     """The ``interface`` entries of a group's ports: access VLAN (the last tenant's) or trunk VLANs."""
     trunk = "              vlan:\n" + "".join("                '%d': {}\n" % v for v in g.vlans)
     access = "              access: %d\n" % g.vlans[-1]
     return "".join((_Y_PORT % _yaml_scalar(p["port"])) + (access if p["mode"] == "access" else trunk) for p in g.ports)
 
 
-def _nv_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, opts: dict) -> str:
-    w = _word
-    asn, loopback = w(switch["asn"]), w(switch["loopback"])
-    lines = [
-        "nv set nve vxlan enable on\nnv set nve vxlan source address %s\nnv set evpn enable on\n"
-        "nv set router bgp enable on\nnv set router bgp autonomous-system %s\nnv set router bgp router-id %s\n"
-        % (loopback, asn, loopback)
-    ]
-    mac = w(underlay["anycast_mac"])
-    for t in tenants:
-        vrf, svi = t["vrf"], "vlan%d" % t["vlan"]
-        bgp = "nv set vrf %s router bgp " % vrf
-        af = bgp + "address-family ipv4-unicast "
-        rt3 = rt(opts, t["l3vni"])
-        lines.append(
-            "nv set bridge domain br_default vlan %d vni %d\n"
-            "nv set evpn vni %d route-target both %s\n"
-            "nv set interface %s type svi\n"
-            "nv set interface %s vlan %d\n"
-            "nv set interface %s description %s\n"
-            "nv set interface %s ip vrf %s\n"
-            "%s"
-            "nv set interface %s ip vrr enable on\n"
-            "nv set interface %s ip vrr address %s\n"
-            "nv set interface %s ip vrr mac-address %s\n"
-            "nv set interface %s ip vrr state up\n"
-            "nv set vrf %s evpn enable on\n"
-            "nv set vrf %s evpn vni %d\n"
-            "%senable on\n%sautonomous-system %s\n%srouter-id %s\n"
-            "%senable on\n%sredistribute connected enable on\n%sroute-export to-evpn enable on\n"
-            "%sroute-export to-evpn route-target %s\n%sroute-import from-evpn route-target %s\n"
-            % (
-                t["vlan"], t["vni"],
-                t["vni"], rt(opts, t["vni"]),
-                svi,
-                svi, t["vlan"],
-                svi, w(marker(t["name"])),
-                svi, w(vrf),
-                "nv set interface %s ip address %s\n" % (svi, t["address"]) if t.get("address") else "",
-                svi,
-                svi, t["gateway"],
-                svi, mac,
-                svi,
-                vrf,
-                vrf, t["l3vni"],
-                bgp, bgp, asn, bgp, loopback,
-                af, af, af,
-                bgp, rt3, bgp, rt3,
-            )
-        )  # fmt: skip
-        g = groups[id(t["ports"])]
-        text = g.text.get("nv")
-        if text is None:
-            text = g.text["nv"] = "".join(
-                "nv set interface %s bridge domain br_default access \0\n" % p["port"]
-                if p["mode"] == "access"
-                else "nv set interface %s bridge domain br_default vlan \0\n" % p["port"]
-                for p in g.ports
-            )
-        if text:
-            lines.append(text.replace("\0", str(t["vlan"])))
-    return "".join(lines)
+_NV_GLOBAL = (
+    "nv set nve vxlan enable on\nnv set nve vxlan source address %(loopback)s\nnv set evpn enable on\n"
+    "nv set router bgp enable on\nnv set router bgp autonomous-system %(asn)s\n"
+    "nv set router bgp router-id %(loopback)s\n"
+)
+_NV_TENANT = (
+    "nv set bridge domain br_default vlan %(vlan)d vni %(vni)d\n"
+    "nv set evpn vni %(vni)d route-target both %(rt)s\n"
+    "nv set interface %(svi)s type svi\n"
+    "nv set interface %(svi)s vlan %(vlan)d\n"
+    "nv set interface %(svi)s description %(marker)s\n"
+    "nv set interface %(svi)s ip vrf %(vrf_value)s\n"
+    "%(own_address)s"
+    "nv set interface %(svi)s ip vrr enable on\n"
+    "nv set interface %(svi)s ip vrr address %(gateway)s\n"
+    "nv set interface %(svi)s ip vrr mac-address %(mac)s\n"
+    "nv set interface %(svi)s ip vrr state up\n"
+    "nv set vrf %(vrf)s evpn enable on\n"
+    "nv set vrf %(vrf)s evpn vni %(l3vni)d\n"
+    "nv set vrf %(vrf)s router bgp enable on\n"
+    "nv set vrf %(vrf)s router bgp autonomous-system %(asn)s\n"
+    "nv set vrf %(vrf)s router bgp router-id %(loopback)s\n"
+    "nv set vrf %(vrf)s router bgp address-family ipv4-unicast enable on\n"
+    "nv set vrf %(vrf)s router bgp address-family ipv4-unicast redistribute connected enable on\n"
+    "nv set vrf %(vrf)s router bgp address-family ipv4-unicast route-export to-evpn enable on\n"
+    # The L3 VNI's route-targets sit on the VRF's BGP instance, not under the address family
+    # (NVUE reference: vrf <vrf-id> router bgp route-export to-evpn route-target <rt>).
+    "nv set vrf %(vrf)s router bgp route-export to-evpn route-target %(rt3)s\n"
+    "nv set vrf %(vrf)s router bgp route-import from-evpn route-target %(rt3)s\n"
+)
+
+
+def _nv_switch(switch: dict, underlay: dict) -> dict:
+    return {"asn": _word(switch["asn"]), "loopback": _word(switch["loopback"]), "mac": _word(underlay["anycast_mac"])}
+
+
+def _nv_tenant(sw: dict, t: dict, opts: dict, ports: dict[int, str]) -> str:
+    """One tenant's ``nv set`` lines; ``ports``: the text of each ports list (by id), with the VLAN as NUL."""
+    svi = "vlan%d" % t["vlan"]
+    text = _NV_TENANT % dict(
+        sw,
+        vlan=t["vlan"],
+        vni=t["vni"],
+        rt=rt(opts, t["vni"]),
+        svi=svi,
+        marker=_word(marker(t["name"])),
+        vrf=t["vrf"],
+        vrf_value=_word(t["vrf"]),
+        own_address="nv set interface %s ip address %s\n" % (svi, t["address"]) if t.get("address") else "",
+        gateway=t["gateway"],
+        l3vni=t["l3vni"],
+        rt3=rt(opts, t["l3vni"]),
+    )
+    own = ports.get(id(t["ports"]))
+    if own is None:
+        own = ports[id(t["ports"])] = "".join(
+            "nv set interface %s bridge domain br_default access \0\n" % p["port"]
+            if p["mode"] == "access"
+            else "nv set interface %s bridge domain br_default vlan \0\n" % p["port"]
+            for p in t["ports"]
+        )
+    return text + own.replace("\0", str(t["vlan"])) if own else text
+
+
+def _nv_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> str:
+    sw = _nv_switch(switch, underlay)
+    ports: dict[int, str] = {}
+    return _NV_GLOBAL % sw + "".join(_nv_tenant(sw, t, opts, ports) for t in tenants)
+
+
+def nv_items(text: str) -> list[Item]:
+    """``nv set`` lines (as rendered or as ``nv config show -o commands``) to items."""
+    items: list[Item] = []
+    for raw in text.splitlines():
+        words = raw.split()
+        if len(words) < 3 or words[0] != "nv" or words[1] != "set":
+            continue
+        path = tuple(w.strip('"') for w in words[2:])
+        if _scalar_path(path[:-1]):
+            value: Any = path[-1]
+            items.append((path[:-1], int(value) if value.isdigit() else value))
+        else:
+            items.append((path, None))
+    return items
+
+
+def global_items(switch: dict, underlay: dict) -> list[Item]:
+    """Switch-wide settings every tenant needs; set, never unset (they are not a tenant's)."""
+    return nv_items(_NV_GLOBAL % _nv_switch(switch, underlay))
+
+
+def tenant_items(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item]:
+    """One tenant's config as items, read back from the writer's ``nv set`` lines."""
+    return nv_items(_nv_tenant(_nv_switch(switch, underlay), t, opts, {}))
 
 
 # --- delta ---------------------------------------------------------------------------
@@ -363,7 +313,7 @@ def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, o
         unset.extend(path for path, unused in old_items if path not in new_paths)
         sets.extend(item for item in new_items if item not in old_set)
     if sets:
-        sets = global_items(switch, opts) + sets
+        sets = global_items(switch, underlay) + sets
     return {"unset": _leave_bridge(unset, before, after), "set": sets}
 
 
@@ -394,18 +344,7 @@ def _leave_bridge(unset: list[Path], before: list[dict], after: list[dict]) -> l
 
 def from_nv(text: str) -> dict:
     """``nv set`` lines (as rendered or as ``nv config show -o commands``) to the tree."""
-    items: list[Item] = []
-    for raw in text.splitlines():
-        words = raw.split()
-        if len(words) < 3 or words[0] != "nv" or words[1] != "set":
-            continue
-        path = tuple(w.strip('"') for w in words[2:])
-        if _scalar_path(path[:-1]):
-            value: Any = path[-1]
-            items.append((path[:-1], int(value) if value.isdigit() else value))
-        else:
-            items.append((path, None))
-    return tree(items)
+    return tree(nv_items(text))
 
 
 def _scalar_path(path: Path) -> bool:

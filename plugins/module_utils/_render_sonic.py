@@ -29,7 +29,7 @@ import functools
 import json
 from typing import Any
 
-from ._fabric import distinct, marker, normalise, owner, pairs, port_groups, port_key
+from ._fabric import FabricError, check_distinct, marker, normalise, owner, pairs, port_key
 
 VTEP = "vtep"
 NVO = "nvo"
@@ -52,60 +52,10 @@ def vrf_name(vrf: str) -> str:
     return VRF_PREFIX + vrf
 
 
-def _item(table: str, key: str, **fields: str) -> Item:
-    return (table, key, tuple(sorted(fields.items())))
-
-
 def uses_sag(switch: dict) -> bool:
     """The SAG table exists on master and on releases after 202605, not before."""
     version = str(switch.get("os_version") or "202605")
     return version == "master" or (version.isdigit() and int(version) > 202605)
-
-
-def global_items(switch: dict, underlay: dict) -> list[Item]:
-    items = [
-        _item("DEVICE_METADATA", "localhost", docker_routing_config_mode="split"),
-        _item("VXLAN_TUNNEL", VTEP, src_ip=switch["loopback"]),
-        _item("VXLAN_EVPN_NVO", NVO, source_vtep=VTEP),
-    ]
-    if uses_sag(switch):
-        items.append(_item("SAG", "GLOBAL", gateway_mac=underlay["anycast_mac"]))
-    return items
-
-
-def _gateway_fields(switch: dict, underlay: dict) -> dict:
-    if uses_sag(switch):
-        return {"static_anycast_gateway": "true"}
-    return {"mac_addr": underlay["anycast_mac"]}
-
-
-def tenant_items(t: dict, opts: dict, gateway: dict) -> list[Item]:
-    """``gateway``: the SVI's anycast-gateway fields for the switch's release (``_gateway_fields``)."""
-    vlan = "Vlan%d" % t["vlan"]
-    l3 = t["vlan"] + opts["l3vni_vlan_offset"]
-    l3vlan = "Vlan%d" % l3
-    vrf = vrf_name(t["vrf"])
-    items = [
-        _item("VLAN", vlan, vlanid=str(t["vlan"]), description=marker(t["name"])),
-        _item("VLAN", l3vlan, vlanid=str(l3), description=marker(t["name"]) + ":l3vni"),
-    ]
-    for p in t["ports"]:
-        items.append(
-            _item(
-                "VLAN_MEMBER",
-                "%s|%s" % (vlan, p["port"]),
-                tagging_mode="untagged" if p["mode"] == "access" else "tagged",
-            )
-        )
-    items += [
-        _item("VXLAN_TUNNEL_MAP", "%s|map_%d_%s" % (VTEP, t["vni"], vlan), vlan=vlan, vni=str(t["vni"])),
-        _item("VXLAN_TUNNEL_MAP", "%s|map_%d_%s" % (VTEP, t["l3vni"], l3vlan), vlan=l3vlan, vni=str(t["l3vni"])),
-        _item("VRF", vrf, vni=str(t["l3vni"])),
-        _item("VLAN_INTERFACE", vlan, vrf_name=vrf, **gateway),
-        _item("VLAN_INTERFACE", "%s|%s" % (vlan, t["gateway"])),
-        _item("VLAN_INTERFACE", l3vlan, vrf_name=vrf),
-    ]
-    return items
 
 
 def to_config_db(items: list[Item]) -> dict:
@@ -116,32 +66,23 @@ def to_config_db(items: list[Item]) -> dict:
     return {table: by_table[table] for table in TABLE_ORDER if table in by_table}
 
 
-def all_items(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> list[Item]:
-    items = global_items(switch, underlay) if tenants else []
-    gateway = _gateway_fields(switch, underlay)
-    for t in tenants:
-        items.extend(tenant_items(t, opts, gateway))
-    return items
-
-
-def render(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> dict:
-    return to_config_db(all_items(switch, tenants, underlay, opts))
-
-
 def render_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> dict[str, str]:
-    """``sonic.json``: ``json.dumps(render(...), indent=2)``, written directly.
+    """``sonic.json``: the config_db JSON of the switch's tenants (``json.dumps(..., indent=2)`` form).
 
-    VLAN_MEMBER is one entry per (VLAN, port); the entries of a port list shared by many tenants
-    (a leaf's trunk ports) are formatted once and only the VLAN is filled in per tenant.
+    The one writer of SONiC config: ``delta`` reads its tenants' entries back from it
+    (``tenant_items``). VLAN_MEMBER is one entry per (VLAN, port); the entries of a port list
+    shared by many tenants (a leaf's trunk ports) are formatted once and only the VLAN is
+    filled in per tenant.
     """
     if not tenants:
         return {"sonic.json": "{}\n"}
-    groups, unique = port_groups(tenants)
+    check_distinct(tenants, "vrf")
     vlans = {t["vlan"] for t in tenants} | {t["vlan"] + opts["l3vni_vlan_offset"] for t in tenants}
-    if not unique or len(vlans) != 2 * len(tenants) or not distinct(tenants, "vrf"):
-        # keys that coincide: let a dict merge them as config_db would
-        return {"sonic.json": json.dumps(render(switch, tenants, underlay, opts), indent=2) + "\n"}
-    return {"sonic.json": _json_text(switch, tenants, groups, underlay, opts)}
+    if len(vlans) != 2 * len(tenants):
+        raise FabricError(
+            ["two tenants' VLANs or L3 VNI VLANs (vlan + l3vni_vlan_offset %d) coincide" % opts["l3vni_vlan_offset"]]
+        )
+    return {"sonic.json": _json_text(switch, tenants, underlay, opts)}
 
 
 _J = functools.lru_cache(maxsize=65536)(json.dumps)
@@ -161,11 +102,12 @@ _J_IFACE = (
 )
 
 
-def _json_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, opts: dict) -> str:
+def _json_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> str:
     offset = opts["l3vni_vlan_offset"]
     sag = uses_sag(switch)
     anycast = '"static_anycast_gateway": "true"' if sag else '"mac_addr": %s' % _J(underlay["anycast_mac"])
     vlan_t, member_t, map_t, vrf_t, iface_t = [], [], [], [], []
+    members: dict[int, str] = {}  # the VLAN_MEMBER entries of a ports list, VLAN as NUL
     for t in tenants:
         m = marker(t["name"])
         v = {
@@ -184,16 +126,15 @@ def _json_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, 
         vrf_t.append(_J_VRF % v)
         iface_t.append(_J_IFACE % v)
         if t["ports"]:
-            g = groups[id(t["ports"])]
-            text = g.text.get("json")
+            text = members.get(id(t["ports"]))
             if text is None:
-                text = g.text["json"] = ",\n".join(
+                text = members[id(t["ports"])] = ",\n".join(
                     '    %s: {\n      "tagging_mode": "%s"\n    }'
                     % (
                         _J("Vlan\0|%s" % p["port"]).replace("\\u0000", "\0"),
                         "untagged" if p["mode"] == "access" else "tagged",
                     )
-                    for p in g.ports
+                    for p in {p["port"]: p for p in t["ports"]}.values()  # a port listed twice: one entry
                 )
             member_t.append(text.replace("\0", str(t["vlan"])))
     tables = [
@@ -216,14 +157,33 @@ def _json_text(switch: dict, tenants: list[dict], groups: dict, underlay: dict, 
     )
 
 
+GLOBAL_TABLES = frozenset(("DEVICE_METADATA", "VXLAN_TUNNEL", "VXLAN_EVPN_NVO", "SAG"))
+
+
+def db_items(db: dict) -> list[Item]:
+    """config_db JSON to ``(table, key, fields)`` items, in its order."""
+    return [
+        (table, key, tuple(sorted(fields.items()))) for table, entries in db.items() for key, fields in entries.items()
+    ]
+
+
+def global_items(switch: dict, underlay: dict, opts: dict) -> list[Item]:
+    """The switch-wide entries every tenant needs (never deleted), as the writer writes them."""
+    return db_items(json.loads(_json_text(switch, [], underlay, opts)))
+
+
+def tenant_items(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item]:
+    """One tenant's entries, read back from the writer's config_db JSON."""
+    return [i for i in db_items(json.loads(_json_text(switch, [t], underlay, opts))) if i[0] not in GLOBAL_TABLES]
+
+
 def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict) -> dict:
     """``{"delete": ["TABLE|key", ...] (apply order), "set": config_db JSON}``."""
     delete: list[Item] = []
     sets: list[Item] = []
-    gateway = _gateway_fields(switch, underlay)
     for old, new in pairs(before, after):
-        old_items = tenant_items(old, opts, gateway) if old else []
-        new_items = tenant_items(new, opts, gateway) if new else []
+        old_items = tenant_items(switch, old, underlay, opts) if old else []
+        new_items = tenant_items(switch, new, underlay, opts) if new else []
         new_keys = {(table, key) for table, key, unused in new_items}
         old_set = set(old_items)
         delete.extend(i for i in old_items if (i[0], i[1]) not in new_keys)
@@ -232,7 +192,7 @@ def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, o
     # Reverse dependency order; within VLAN_INTERFACE the address before the interface.
     delete.sort(key=lambda i: (-rank[i[0]], -i[1].count("|")))
     if sets:
-        sets = global_items(switch, underlay) + sets
+        sets = global_items(switch, underlay, opts) + sets
     return {"delete": ["%s|%s" % (table, key) for table, key, unused in delete], "set": to_config_db(sets)}
 
 

@@ -193,8 +193,7 @@ def test_nvue_push_apply_idempotent_and_check_mode():
 
 def test_nvue_push_overridden_removes_only_the_stale_tenant():
     sw = LEAVES["nvue"]
-    start = _render_nvue.render(sw, _fabric.normalise([*sw["tenants"], STALE]), UNDERLAY,
-                                _fabric.options_with_defaults(None))
+    start = _render_nvue.load(native(sw, _fabric.normalise([*sw["tenants"], STALE])))
     start["interface"]["vlan300"] = {"type": "svi", "vlan": 300, "description": "ops vlan"}
     with NvueSimulation(applied=copy.deepcopy(start)) as sim:
         plan, result = _push(sim, "overridden")
@@ -221,7 +220,7 @@ def test_rendered_nvue_uses_only_paths_of_the_nvue_reference():
 
     for name, sw in SWITCHES.items():
         if sw["platform"] == "nvue" and sw["role"] == "leaf":
-            tree = _render_nvue.render(sw, _fabric.desired(sw), UNDERLAY, _fabric.options_with_defaults(None))
+            tree = _render_nvue.load(native(sw, sw["tenants"]))
             assert check_tree(tree) == [], name
             vrf = tree["vrf"][sw["tenants"][0]["vrf"]]["router"]["bgp"]
             assert vrf["route-export"]["to-evpn"]["route-target"], "L3 VNI route-target not on the VRF's BGP"
