@@ -17,7 +17,8 @@ and is never called by them. It plays three parts:
   it starts a real etcd + kube-apiserver and publishes its kubeconfig as the chart would,
   in secret `vc-<release>` key `config`; when the release goes, so does the control plane.
   With privateNodes.enabled (read from secret vc-config-<release>) nodes can join it as they join
-  the host cluster, at its controlPlane.endpoint (forward.py plays the vCluster Service there).
+  the host cluster, at its controlPlane.endpoint (endpoint.py plays the vCluster Service there:
+  the API behind TLS and the node join script).
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from typing import Any
 
 import yaml
 
-from gpucloud_lab import config, hosts, kube, kubeadm_init, tools
+from gpucloud_lab import config, hosts, kube, kubeadm_init, pki, tools
 from gpucloud_lab.kubeapi import JSON, Api, ApiError
 from gpucloud_lab.util import daemon_pid, run, start_daemon, stop_unit
 
@@ -432,7 +433,7 @@ class TenantControlPlanes:
     def _private_nodes(self, rec: JSON, server: kube.ApiServer, started: bool) -> None:
         """What a vCluster with privateNodes.enabled offers nodes: kubeadm's join objects with the
         endpoint as controlPlaneEndpoint, and the endpoint itself (the vCluster Service, played by
-        forward.py) in front of the API server."""
+        endpoint.py: TLS, the API and /node/join) in front of the API server."""
         endpoint = rec["endpoint"] or f"{server.ip}:{server.port}"
         if ":" not in endpoint:
             endpoint += ":443"
@@ -446,8 +447,11 @@ class TenantControlPlanes:
         unit = self._endpoint_unit(rec)
         if rec["endpoint"] and not daemon_pid(unit):
             LOG.info("vcluster %s/%s: endpoint %s -> %s", rec["namespace"], rec["release"], endpoint, server.server)
-            start_daemon(unit, ["ip", "netns", "exec", server.netns, sys.executable, "-m", "gpucloud_lab.forward",
-                                endpoint, f"{server.ip}:{server.port}"], env={"PYTHONPATH": str(config.LAB_DIR)})
+            cert, key = server.serving_cert()
+            pki.issue("front-proxy-client", "/CN=front-proxy-client")  # the endpoint's identity towards the API server
+            start_daemon(unit, ["ip", "netns", "exec", server.netns, sys.executable, "-m", "gpucloud_lab.endpoint",
+                                endpoint, f"{server.ip}:{server.port}", str(cert), str(key)],
+                         env={"PYTHONPATH": str(config.LAB_DIR)})
 
     @staticmethod
     def _endpoint_unit(rec: JSON) -> str:

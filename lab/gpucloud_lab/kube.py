@@ -72,17 +72,26 @@ class ApiServer:
             f"--initial-cluster={self.name}={peer}", "--snapshot-count=5000", "--log-level=warn",
         )
 
-    def apiserver_command(self) -> list[str]:
+    def serving_cert(self) -> tuple[Path, Path]:
+        """The API server's serving certificate and key (also shown by a tenant's endpoint, endpoint.py)."""
         sans = self.sans()
         # The certificate is made once per name: other SANs make another certificate.
         suffix = "-" + hashlib.sha256(",".join(sans).encode()).hexdigest()[:8] if self.extra_sans else ""
-        cert, key = pki.issue(f"apiserver-{self.name}{suffix}", f"/CN=kube-apiserver-{self.name}", sans, server=True)
+        return pki.issue(f"apiserver-{self.name}{suffix}", f"/CN=kube-apiserver-{self.name}", sans, server=True)
+
+    def apiserver_command(self) -> list[str]:
+        cert, key = self.serving_cert()
         return self._exec(
             str(BIN_DIR / "kube-apiserver"),
             f"--etcd-servers=http://127.0.0.1:{self.etcd_port}", f"--etcd-prefix=/registry-{self.name}",
             f"--bind-address={self.ip}", f"--advertise-address={self.ip}", f"--secure-port={self.port}",
             "--insecure-port=0", f"--tls-cert-file={cert}", f"--tls-private-key-file={key}",
             f"--client-ca-file={pki.CA_CERT}", "--authorization-mode=Node,RBAC", "--allow-privileged=true",
+            # As kubeadm sets them: a front proxy (here a tenant's endpoint.py) passes on the identity of the
+            # client certificate it verified; only a certificate named front-proxy-client may.
+            f"--requestheader-client-ca-file={pki.CA_CERT}", "--requestheader-allowed-names=front-proxy-client",
+            "--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
             # As kubeadm sets them: nodes join with bootstrap tokens and may touch only their own Node.
             "--enable-bootstrap-token-auth=true", "--enable-admission-plugins=NodeRestriction",
             f"--service-account-key-file={pki.SA_PUB}", f"--service-account-signing-key-file={pki.SA_KEY}",

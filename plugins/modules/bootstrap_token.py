@@ -109,6 +109,12 @@ endpoint_source:
   description: Where the endpoint came from, C(kube-system/kubeadm-config) or C(kubeconfig).
   returned: state is present
   type: str
+ca_cert:
+  description:
+    - The cluster CA certificate(s) (PEM, public) from ConfigMap C(kube-system/kube-root-ca.crt), to verify the
+      endpoint with (for example when fetching a join script from it).
+  returned: state is present
+  type: str
 ca_cert_hashes:
   description: C(sha256:<hex>) of each CA's public key, for C(--discovery-token-ca-cert-hash).
   returned: state is present

@@ -215,3 +215,40 @@ def test_private_node_joins_its_tenant_through_the_tunnel_and_offboarding_takes_
         lab.playbook(PLAYBOOK, {**extra, "private_node_join_state": "absent"})
         for name in ("acme", "beta"):
             lab.playbook("playbooks/tenant_offboard.yml", {**extra, "tenant": name, "confirm": name}, limit="localhost")
+
+
+ENDPOINT_LOG = Path("/var/lib/gpucloud-lab/log/vc-endpoint-tenant-acme-acme.log")
+
+
+def test_join_script_variant_fetches_the_script_with_a_live_token_only(lab: Lab, tmp_path: Path) -> None:
+    """private_node_join_method=script: the node runs the control plane's /node/join?token= script
+    (vCluster Pro's join; the lab's endpoint.py serves a stand-in) instead of kubeadm join."""
+    extra = {"tenants_kubeconfig_dir": str(tmp_path / "kubeconfigs")}
+    assert lab.playbook("playbooks/tenants.yml", extra).rc == 0
+    acme = tmp_path / "kubeconfigs" / "acme.kubeconfig"
+    assert lab.playbook(PLAYBOOK, {**extra, "private_node_join_state": "absent"}).rc == 0
+    assert on("gpu1", "test -e /etc/kubernetes/kubelet.conf", check=False).returncode != 0
+    served = ENDPOINT_LOG.read_text().count("script served") if ENDPOINT_LOG.exists() else 0
+
+    script = {**extra, "private_node_join_method": "script"}
+    run = lab.playbook(PLAYBOOK, script, verbosity=3, artifacts=tmp_path / "runner")
+    assert run.rc == 0, run.failures()
+    assert ENDPOINT_LOG.read_text().count("script served") == served + 1  # the script did the join
+    for path in (tmp_path / "runner").rglob("*"):
+        if path.is_file():
+            assert not TOKEN.search(path.read_bytes()), f"a bootstrap token in {path}"
+    node = json.loads(_tenant_kubectl(acme, "get", "node", "gpu1", "-o", "json"))
+    assert {c["type"]: c["status"] for c in node["status"]["conditions"]}["Ready"] == "True"
+    assert node["metadata"]["labels"]["gpucloud.baremetal/tenant"] == "acme"
+    subject = on("gpu1", "openssl x509 -noout -subject -in /var/lib/kubelet/pki/kubelet-client-current.pem").stdout
+    assert "CN = system:node:gpu1" in subject
+    assert "bootstrap-token-" not in _tenant_kubectl(acme, "get", "secrets", "-n", "kube-system", "-o", "name")
+    again = lab.playbook(PLAYBOOK, script)
+    assert again.rc == 0 and again.changed_tasks() == [], again.changed_tasks()
+
+    # No script for a token the tenant cluster does not have; and identity headers a client sends itself
+    # are dropped (anonymous gets 403), as they are by a real front proxy.
+    curl = "curl -sS -o /dev/null -w '%{http_code}' --cacert /etc/kubernetes/pki/ca.crt"
+    assert on("gpu1", f"{curl} 'https://{ACME_HUB}/node/join?token=abcdef.0123456789abcdef'").stdout == "401"
+    spoof = f"{curl} -H 'X-Remote-User: admin' -H 'X-Remote-Group: system:masters' https://{ACME_HUB}/api/v1/secrets"
+    assert on("gpu1", spoof).stdout == "403"

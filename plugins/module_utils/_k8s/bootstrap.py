@@ -156,7 +156,7 @@ def control_plane_endpoint(cluster_configuration: str) -> str:
 
 
 def discover(client: Client) -> dict:
-    """Endpoint (kubeadm-config, else the kubeconfig's server) and CA hashes (kube-root-ca.crt)."""
+    """Endpoint (kubeadm-config, else the kubeconfig's server), CA certificate and its hashes (kube-root-ca.crt)."""
     source = "kube-system/kubeadm-config"
     found = client.get(object_path("v1", "configmaps", "kubeadm-config", NAMESPACE),
                        what="endpoint: read kube-system/kubeadm-config")
@@ -169,7 +169,7 @@ def discover(client: Client) -> dict:
     if not pem:
         problem = "CA hash: ConfigMap kube-system/kube-root-ca.crt has no ca.crt (is kube-controller-manager running?)"
         raise TokenError([problem])
-    return {"endpoint": endpoint, "endpoint_source": source, "ca_cert_hashes": ca_cert_hashes(pem)}
+    return {"endpoint": endpoint, "endpoint_source": source, "ca_cert": pem, "ca_cert_hashes": ca_cert_hashes(pem)}
 
 
 def create(client: Client, secret: dict, dry_run: bool) -> None:
