@@ -187,6 +187,88 @@ def test_bmc_failures_are_named_and_never_print_the_password(served: Lab) -> Non
     assert "gpucloud-lab" not in json.dumps(busy.events)  # the lab BMC password
 
 
+KNOWN_HOSTS = Path("/var/lib/gpucloud-lab/provision/known_hosts")  # os_install_known_hosts in the lab
+RECORDS = "/var/lib/gpucloud/phone-home"
+REGISTRATION = "Fail when the node answers with another host key than the one it posted"
+
+
+def on(host: str, command: str) -> subprocess.CompletedProcess:
+    address = {"gpu1": "198.51.100.21"}[host]
+    return subprocess.run([*SSH[:-1], f"root@{address}", command], capture_output=True, text=True, check=False)
+
+
+def phone_home(host: str, name: str, fields: str) -> str:
+    """POST from host to the boot server as cloud-init's phone_home does (form fields); the HTTP status."""
+    run = on(host, f"curl -sS -o /dev/null -w '%{{http_code}}' -X POST {fields} {HTTP}/phone-home/{name}")
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+CLOUD_INIT_FIELDS = " ".join(f"--data-urlencode pub_key_{t}@/etc/ssh/ssh_host_{t}_key.pub" for t in
+                             ("rsa", "ecdsa", "ed25519")) + (" --data-urlencode instance_id=gpu1-lab"
+                                                            " --data-urlencode hostname=gpu1"
+                                                            " --data-urlencode fqdn=gpu1.lab.gpucloud.example")
+
+
+def test_registration_checks_the_host_key_the_node_posted_on_phone_home(served: Lab, tmp_path: Path) -> None:
+    """gpu1 (installed) posts its real host keys the way cloud-init does; registration collects them
+    into the managed known_hosts file and checks gpu1's SSH host key against it; a posted key that
+    is not gpu1's makes registration fail naming gpu1; without a record it falls back to waiting for SSH."""
+    pxe(f"rm -f {RECORDS}/gpu1.json")
+    try:
+        # What the receiver refuses is not stored: a key that is no key, another node's name, a name in no fleet.
+        assert phone_home("gpu1", "gpu1", "--data-urlencode pub_key_ed25519='ssh-ed25519 bm90IGEga2V5'") == "400"
+        assert phone_home("gpu1", "gpu1", "--data-urlencode 'pub_key_ed25519@/etc/ssh/ssh_host_rsa_key.pub'") == "400"
+        assert phone_home("gpu1", "gpu2", CLOUD_INIT_FIELDS) == "403"  # not from gpu2's address
+        assert phone_home("gpu1", "nosuchnode", CLOUD_INIT_FIELDS) == "404"
+        assert pxe(f"ls -A {RECORDS}; stat -c '%a %U' {RECORDS}").split() == ["700", "root"]
+
+        assert phone_home("gpu1", "gpu1", CLOUD_INIT_FIELDS) == "204"
+        assert pxe(f"stat -c '%a %U' {RECORDS}/gpu1.json").split() == ["600", "root"]
+        posted = sorted(" ".join(line.split()[:2]) for line in
+                        on("gpu1", "cat /etc/ssh/ssh_host_*_key.pub").stdout.splitlines())
+        record = json.loads(pxe(f"cat {RECORDS}/gpu1.json"))
+        assert record["host_keys"] == posted and len(posted) == 3
+        assert (record["source"], record["instance_id"], record["fqdn"]) == (
+            "198.51.100.21", "gpu1-lab", "gpu1.lab.gpucloud.example")
+
+        run = served.playbook("playbooks/provision.yml", limit="pxe,gpu1,gpu2")
+        assert run.rc == 0, run.failures()
+        assert run.results(REGISTRATION)["gpu1"]["msg"] == "gpu1: answers SSH with a host key it posted on phone-home"
+        assert any(e["event"] == "runner_on_skipped" and e["event_data"].get("task") == REGISTRATION
+                   and e["event_data"].get("host") == "gpu2" for e in run.events), "gpu2 posted nothing: no key check"
+        lines = [line for line in KNOWN_HOSTS.read_text().splitlines() if not line.startswith("#")]
+        assert lines == [f"gpu1,198.51.100.21 {key}" for key in posted]
+        assert oct(KNOWN_HOSTS.stat().st_mode & 0o777) == "0o644"
+        assert oct(KNOWN_HOSTS.parent.stat().st_mode & 0o777) == "0o700"
+        # The file really pins gpu1: plain ssh with strict checking against it connects.
+        strict = subprocess.run(["ssh", "-i", "/var/lib/gpucloud-lab/ssh/id_ed25519", "-o", "BatchMode=yes",
+                                 "-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={KNOWN_HOSTS}",
+                                 "root@198.51.100.21", "hostname"], capture_output=True, text=True, check=False)
+        assert strict.stdout.strip() == "gpu1", strict.stderr
+
+        again = served.playbook("playbooks/provision.yml", limit="pxe,gpu1,gpu2")
+        assert again.rc == 0 and not again.hosts_with("changed"), again.changed_tasks()
+
+        # A key gpu1 does not have, posted from gpu1: registration must fail, naming gpu1.
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")], check=True)
+        other = (tmp_path / "other.pub").read_text().strip()
+        assert phone_home("gpu1", "gpu1", f"--data-urlencode 'pub_key_ed25519={other}'") == "204"
+        check = served.playbook("playbooks/provision.yml", limit="pxe,gpu1", check=True)
+        assert check.rc == 0 and KNOWN_HOSTS.read_text().count("gpu1,") == 3  # check mode writes nothing
+        wrong = served.playbook("playbooks/provision.yml", limit="pxe,gpu1")
+        assert wrong.rc != 0 and wrong.failed_tasks() == [REGISTRATION], wrong.failures()
+        message = wrong.results(REGISTRATION)["gpu1"]["msg"]
+        assert message.startswith("gpu1: its SSH host key is not one it posted on phone-home"), message
+        assert f"gpu1,198.51.100.21 {' '.join(other.split()[:2])}" in KNOWN_HOSTS.read_text()
+    finally:
+        pxe(f"rm -f {RECORDS}/gpu1.json")
+    # No record: today's behaviour (SSH answers), and gpu1's lines leave the file.
+    back = served.playbook("playbooks/provision.yml", limit="pxe,gpu1")
+    assert back.rc == 0, back.failures()
+    assert "gpu1" not in KNOWN_HOSTS.read_text()
+
+
 def _access(since: float) -> list[tuple[float, str]]:
     out = []
     for line in pxe(f"cat {ACCESS_LOG}").splitlines():

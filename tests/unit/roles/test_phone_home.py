@@ -1,0 +1,124 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The pxe_server role's phone-home receiver: what it stores, what it refuses, and that what our
+seeds post is what it reads."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import stat
+import subprocess
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision import seeds
+
+REPO = Path(__file__).resolve().parents[3]
+_spec = importlib.util.spec_from_file_location("phone_home", REPO / "roles/pxe_server/files/phone_home.py")
+phone_home = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(phone_home)
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory) -> dict[str, str]:
+    """Real host keys of every type, as ssh-keygen writes their .pub files."""
+    folder = tmp_path_factory.mktemp("keys")
+    out = {}
+    for kind, extra in (("ed25519", []), ("ecdsa", ["-b", "256"]), ("rsa", ["-b", "2048"])):
+        subprocess.run(["ssh-keygen", "-q", "-t", kind, *extra, "-N", "", "-C", "root@node",
+                        "-f", str(folder / kind)], check=True)
+        out[kind] = (folder / f"{kind}.pub").read_text()
+    return out
+
+
+@pytest.fixture
+def receiver(tmp_path: Path):
+    nodes = tmp_path / "nodes.json"
+    nodes.write_text(json.dumps({"gpu1": "127.0.0.1", "gpu2": "198.51.100.22"}))
+    state = tmp_path / "records"
+    handler = type("H", (phone_home.Handler,), {"receiver": phone_home.Receiver(str(nodes), str(state), False)})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    def post(name: str, fields: dict[str, str], ctype: str = "application/x-www-form-urlencoded") -> int:
+        request = urllib.request.Request(f"http://127.0.0.1:{server.server_address[1]}/phone-home/{name}",
+                                         data=urllib.parse.urlencode(fields).encode(), method="POST",
+                                         headers={"Content-Type": ctype})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status
+        except urllib.error.HTTPError as err:
+            return err.code
+
+    try:
+        yield post, state
+    finally:
+        server.shutdown()
+
+
+def test_a_cloud_init_post_is_stored_for_root_only(receiver, keys) -> None:
+    post, state = receiver
+    fields = {"pub_key_rsa": keys["rsa"], "pub_key_ecdsa": keys["ecdsa"], "pub_key_ed25519": keys["ed25519"],
+              "instance_id": "gpu1-5254", "hostname": "gpu1", "fqdn": "gpu1.lab.example"}
+    assert post("gpu1", fields) == 204
+    record = json.loads((state / "gpu1.json").read_text())
+    assert record["host_keys"] == sorted(" ".join(k.split()[:2]) for k in keys.values())
+    assert (record["name"], record["source"], record["hostname"], record["instance_id"]) == (
+        "gpu1", "127.0.0.1", "gpu1", "gpu1-5254")
+    assert stat.S_IMODE((state / "gpu1.json").stat().st_mode) == 0o600
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700
+    # cloud-init posts N/A for a key file it could not read; the others still count.
+    assert post("gpu1", {"pub_key_rsa": "N/A", "pub_key_ed25519": keys["ed25519"]}) == 204
+    assert json.loads((state / "gpu1.json").read_text())["host_keys"] == [" ".join(keys["ed25519"].split()[:2])]
+
+
+@pytest.mark.parametrize("name, fields, status", [
+    ("gpu1", {"pub_key_ed25519": "ssh-ed25519 bm90IGEga2V5"}, 400),          # base64, but no key
+    ("gpu1", {"pub_key_ed25519": "ssh-ed25519 !!!"}, 400),                   # not base64
+    ("gpu1", {"pub_key_ed25519": "RSA"}, 400),                                # type only, filled in below
+    ("gpu1", {"pub_key_rsa": "N/A", "hostname": "gpu1"}, 400),               # no key at all
+    ("gpu1", {"pub_key_ed25519": "ED", "hostname": "two words"}, 400),
+    ("gpu2", {"pub_key_ed25519": "ED"}, 403),                                 # not from gpu2's address
+    ("gpu9", {"pub_key_ed25519": "ED"}, 404),                                 # in no fleet
+    ("../etc", {"pub_key_ed25519": "ED"}, 404),
+])
+def test_what_is_refused_is_not_stored(receiver, keys, name, fields, status) -> None:
+    post, state = receiver
+    fields = {k: {"ED": keys["ed25519"], "RSA": keys["rsa"]}.get(v, v) for k, v in fields.items()}
+    assert post(name, fields) == status
+    assert not state.exists() or list(state.iterdir()) == []
+
+
+def test_a_key_in_another_fields_type_or_two_keys_are_refused(keys) -> None:
+    with pytest.raises(ValueError, match="key type 'ssh-rsa' is not one of ssh-ed25519"):
+        phone_home.parse_key("pub_key_ed25519", keys["rsa"])
+    with pytest.raises(ValueError, match="not one public key line"):
+        phone_home.parse_key("pub_key_ed25519", keys["ed25519"] + keys["ed25519"])
+    assert phone_home.parse_key("pub_key_ecdsa", keys["ecdsa"]).startswith("ecdsa-sha2-nistp256 AAAA")
+
+
+def test_a_post_that_is_not_a_form_is_refused(receiver, keys) -> None:
+    post = receiver[0]
+    assert post("gpu1", {"pub_key_ed25519": keys["ed25519"]}, ctype="application/json") == 415
+
+
+def test_every_seed_posts_the_fields_the_receiver_reads() -> None:
+    node, site = {"name": "gpu1", "mac": "02:00:00:00:00:01", "ip": "198.51.100.21"}, {
+        "domain": "lab.example", "management": {"subnet": "198.51.100.0/24", "gateway": "198.51.100.254",
+                                                "netmask": "255.255.255.0"}}
+    options = {"admin_user": "gpucloud", "phone_home_url": "http://pxe/phone-home/{name}"}
+    boot = {"image": "http://deb.debian.org/debian"}
+    wanted = set(phone_home.KEY_FIELDS) | set(phone_home.INFO_FIELDS)
+    for render, name in ((seeds.kickstart, "ks.cfg"), (seeds.preseed, "preseed.cfg")):
+        text = render(node, site, boot, options)[name]
+        assert set(re.findall(r'--data-urlencode "?(\w+)=', text)) == wanted, name
+        assert "http://pxe/phone-home/gpu1" in text
+    user_data = seeds.ubuntu(node, site, boot, options)["user-data"]
+    posted = json.loads(user_data.split("\n", 1)[1])["autoinstall"]["user-data"]["phone_home"]["post"]
+    assert set(posted) == wanted
