@@ -16,13 +16,14 @@ description:
   - C(values), the tenant's C(vcluster.yaml) for its tier. Shared tenants get pods synced to
     the host with C(schedulerName) O(scheduler_name) and the label C(kai.scheduler/queue) of the
     tenant's queue, and C(experimental.syncSettings.setOwner=false), so that KAI Scheduler on the
-    host enforces the tenant's quota. Private tenants get C(privateNodes.enabled) with their own
+    host enforces the tenant's quota; how the pods get them is O(shared_enforcement). Private tenants get C(privateNodes.enabled) with their own
     CNI (flannel), kube-proxy and local-path storage, the control plane endpoint and TLS SAN on
     the tenant's WireGuard hub address, the vcluster-pro image and the vCluster Platform key.
   - C(objects), the tenant's host-side objects, labelled C(app.kubernetes.io/managed-by=gpucloud.baremetal)
-    (namespace C(tenant-<name>), ResourceQuota, LimitRange, NetworkPolicy, ServiceAccount, Role, RoleBinding).
-  - Fails, naming the variable and what is allowed, for a private tenant without O(pro_image)
-    or O(platform_secret), and for a tier change after the first install (O(installed_isolation)).
+    (namespace C(tenant-<name>), ResourceQuota, LimitRange, NetworkPolicy, ServiceAccount, Role, RoleBinding,
+    and with O(shared_enforcement=admission-policy) a ValidatingAdmissionPolicy and its binding).
+  - Fails, naming the variable and what is allowed, for a private tenant (or pod patches) without
+    O(pro_image) or O(platform_secret), and for a tier change after the first install (O(installed_isolation)).
 author:
   - gpucloud.baremetal contributors (@gpucloud)
 options:
@@ -67,6 +68,19 @@ options:
     description: Namespace of O(platform_secret); empty for the tenant's namespace.
     type: str
     default: ""
+  shared_enforcement:
+    description:
+      - How a shared tenant's synced pods get KAI's scheduler and the tenant's queue label.
+      - V(patches) - vCluster sets them (C(sync.toHost.pods.patches)). That is a vCluster Pro feature (the
+        open-source syncer refuses a patch list), so it needs O(pro_image) and O(platform_secret), which the
+        shared tenant's values then get too.
+      - V(admission-policy) - open-source vCluster; tenants set both themselves (the vCluster KAI docs' pattern)
+        and a C(ValidatingAdmissionPolicy) on the host cluster (Kubernetes 1.30 or later) rejects a pod of the
+        tenant's namespace with another scheduler or queue, so none can skip KAI or use another tenant's quota.
+      - V(auto) - V(patches) when O(pro_image) is set, else V(admission-policy).
+    choices: [auto, patches, admission-policy]
+    type: str
+    default: auto
   values:
     description:
       - Chart values merged over the collection's; the fleet's C(tenants[].vcluster.values) are
@@ -121,6 +135,10 @@ objects:
   returned: success
   type: list
   elements: dict
+shared_enforcement:
+  description: How a shared tenant's pods get the scheduler and queue, V(patches) or V(admission-policy); empty for private.
+  returned: success
+  type: str
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -130,11 +148,13 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.views.vc
     DEFAULT_SETTINGS,
     check_tier,
     host_objects,
+    shared_enforcement,
     vcluster_values,
 )
 
 SETTINGS = ("scheduler_name", "kubeconfig_server", "api_port", "pro_image", "platform_secret",
-            "platform_secret_namespace", "values", "quota", "limit_range", "api_server_cidrs", "api_server_ports")
+            "platform_secret_namespace", "shared_enforcement", "values", "quota", "limit_range", "api_server_cidrs",
+            "api_server_ports")
 
 
 def run(params: dict) -> dict:
@@ -145,7 +165,8 @@ def run(params: dict) -> dict:
                              % ", ".join(missing)])
     check_tier(tenant, params["installed_isolation"])
     settings = {k: params[k] for k in SETTINGS}
-    return {"changed": False, "values": vcluster_values(tenant, settings), "objects": host_objects(tenant, settings)}
+    return {"changed": False, "values": vcluster_values(tenant, settings), "objects": host_objects(tenant, settings),
+            "shared_enforcement": shared_enforcement(settings) if tenant["isolation"] == "shared" else ""}
 
 
 def main() -> None:
@@ -158,6 +179,7 @@ def main() -> None:
         pro_image={"type": "str", "default": ""},
         platform_secret={"type": "str", "default": "", "no_log": False},  # a secret's name, not its value
         platform_secret_namespace={"type": "str", "default": "", "no_log": False},
+        shared_enforcement={"type": "str", "default": "auto", "choices": ["auto", "patches", "admission-policy"]},
         values={"type": "dict", "default": {}},
         quota={"type": "dict", "default": {}},
         limit_range={"type": "dict"},

@@ -220,6 +220,14 @@ def test_a_misspelled_value_fails_before_install_then_onboarding_is_one_command(
     assert bad.failed_tasks() == ["Validate vcluster.yaml against the chart's values schema before any change"]
     assert "enabeld" in " ".join(bad.failures())
     assert kubectl("get", "namespace", "tenant-beta", check=False).returncode != 0, "a change was made"
+    # Open-source vCluster's shared tier needs the host to enforce the scheduler and queue with a
+    # ValidatingAdmissionPolicy; the lab's real kube-apiserver 1.20 does not serve that API.
+    oss = lab.playbook("playbooks/tenant_onboard.yml",
+                       _vars(kdir, tenant="beta", vcluster_tenant_shared_enforcement="admission-policy"), limit="localhost")
+    assert oss.rc != 0
+    assert oss.failed_tasks() == ["Stop before any change when the host cannot enforce the scheduler and queue"]
+    assert "ValidatingAdmissionPolicy (Kubernetes 1.30 or later)" in " ".join(oss.failures())
+    assert kubectl("get", "namespace", "tenant-beta", check=False).returncode != 0, "a change was made"
 
     started = time.monotonic()
     on = lab.playbook("playbooks/tenant_onboard.yml", _vars(kdir, tenant="beta"))

@@ -5,7 +5,13 @@
 
 - ``vcluster_values``: the chart values for the tenant's tier (loft-sh/vcluster config and chart docs):
   shared: pods synced to the host with ``schedulerName: kai-scheduler`` and the queue label, and
-  ``experimental.syncSettings.setOwner: false``, so KAI on the host enforces the quota;
+  ``experimental.syncSettings.setOwner: false``, so KAI on the host enforces the quota. Who makes
+  the pods carry them is ``shared_enforcement``: ``patches`` - vCluster sets them
+  (``sync.toHost.pods.patches``, a vCluster Pro feature: the open-source syncer refuses a patch list,
+  loft-sh/vcluster ``pkg/pro/patches.go``), so it needs the Pro image and Platform key; or
+  ``admission-policy`` - open-source vCluster, tenants set them (the vCluster KAI docs' pattern) and a
+  ValidatingAdmissionPolicy on the host (``host_objects``, Kubernetes >= 1.30) rejects a synced pod
+  of the tenant's namespace with another scheduler or queue; ``auto``: patches when a Pro image is set.
   private: ``privateNodes.enabled`` with the tenant's own CNI, kube-proxy and storage, the
   control plane endpoint on the tenant's WireGuard hub address, the vcluster-pro image and the
   vCluster Platform key (required: the open-source build refuses private nodes).
@@ -35,6 +41,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "kubeconfig_server": "",
     "pro_image": "",
     "platform_secret": "",
+    "shared_enforcement": "auto",
     "platform_secret_namespace": "",
     "api_port": 443,
     "values": {},
@@ -80,8 +87,27 @@ def _pro_image(ref: str) -> dict:
     return {k: v for k, v in image.items() if v}
 
 
+ENFORCEMENTS = ("auto", "patches", "admission-policy")
+
+
+def shared_enforcement(settings: dict) -> str:
+    """How a shared tenant's pods get the scheduler and queue: 'patches' (vCluster Pro) or 'admission-policy'."""
+    mode = settings.get("shared_enforcement") or "auto"
+    if mode == "auto":
+        return "patches" if settings.get("pro_image") else "admission-policy"
+    return mode
+
+
+def _pro_values(values: dict, s: dict) -> None:
+    values["controlPlane"]["statefulSet"]["image"] = _pro_image(s["pro_image"])
+    api_key = {"secretName": s["platform_secret"]}
+    if s["platform_secret_namespace"]:
+        api_key["namespace"] = s["platform_secret_namespace"]
+    values["platform"] = {"apiKey": api_key}
+
+
 def vcluster_values(tenant: dict, settings: dict | None = None) -> dict:
-    """The tenant's ``vcluster.yaml``; raises VclusterError for a private tenant without Pro settings."""
+    """The tenant's ``vcluster.yaml``; raises VclusterError where Pro settings are needed and missing."""
     s = settings_with_defaults(settings)
     check_settings(tenant, s)
     name = tenant["name"]
@@ -96,33 +122,24 @@ def vcluster_values(tenant: dict, settings: dict | None = None) -> dict:
         values["privateNodes"] = {"enabled": True}
         values["controlPlane"]["endpoint"] = "%s:%d" % (hub, s["api_port"])
         values["controlPlane"]["proxy"] = {"extraSANs": [hub]}
-        values["controlPlane"]["statefulSet"]["image"] = _pro_image(s["pro_image"])
+        _pro_values(values, s)
         values["deploy"] = {
             "cni": {"flannel": {"enabled": True}},
             "kubeProxy": {"enabled": True},
             "localPathProvisioner": {"enabled": True},
         }
-        api_key = {"secretName": s["platform_secret"]}
-        if s["platform_secret_namespace"]:
-            api_key["namespace"] = s["platform_secret_namespace"]
-        values["platform"] = {"apiKey": api_key}
         server = s["kubeconfig_server"] or "https://%s:%d" % (hub, s["api_port"])
     else:
         # Synced pods go to KAI on the host, in the tenant's queue (vCluster docs, KAI Scheduler integration).
-        values["sync"] = {
-            "toHost": {
-                "pods": {
-                    "enabled": True,
-                    "patches": [
-                        {"path": "spec.schedulerName", "expression": '"%s"' % s["scheduler_name"]},
-                        {
-                            "path": "metadata.labels",
-                            "expression": '({...(value || {}), "%s": "%s"})' % (QUEUE_LABEL, tenant["queue"]),
-                        },
-                    ],
-                }
-            }
-        }
+        pods: dict[str, Any] = {"enabled": True}
+        if shared_enforcement(s) == "patches":
+            pods["patches"] = [
+                {"path": "spec.schedulerName", "expression": '"%s"' % s["scheduler_name"]},
+                {"path": "metadata.labels",
+                 "expression": '({...(value || {}), "%s": "%s"})' % (QUEUE_LABEL, tenant["queue"])},
+            ]
+            _pro_values(values, s)
+        values["sync"] = {"toHost": {"pods": pods}}
         values["experimental"] = {"syncSettings": {"setOwner": False}}
         server = s["kubeconfig_server"]
     if server:
@@ -132,22 +149,30 @@ def vcluster_values(tenant: dict, settings: dict | None = None) -> dict:
 
 
 def check_settings(tenant: dict, s: dict) -> None:
-    if tenant.get("isolation") != "private":
+    mode = s.get("shared_enforcement") or "auto"
+    if mode not in ENFORCEMENTS:
+        raise VclusterError(["vcluster_tenant_shared_enforcement: %r is not one of %s"
+                             % (mode, ", ".join(ENFORCEMENTS))])
+    if tenant.get("isolation") == "private":
+        where = "tenant %s (private)" % tenant.get("name")
+        feature = "private nodes are a vCluster Pro feature and the open-source image refuses them with a licence error"
+    elif shared_enforcement(s) == "patches":
+        where = "tenant %s (shared, vcluster_tenant_shared_enforcement: patches)" % tenant.get("name")
+        feature = ("pod patches (sync.toHost.pods.patches) are a vCluster Pro feature, the open-source syncer "
+                   "refuses them; or use vcluster_tenant_shared_enforcement: admission-policy (open source, "
+                   "Kubernetes >= 1.30)")
+    else:
         return
     problems = []
-    where = "tenant %s (private)" % tenant.get("name")
     if not s.get("pro_image"):
-        problems.append(
-            "vcluster_tenant_pro_image: %s needs the vcluster-pro image (e.g. ghcr.io/loft-sh/vcluster-pro:0.30.0); "
-            "private nodes are a vCluster Pro feature and the open-source image refuses them with a licence error"
-            % where
-        )
+        problems.append("vcluster_tenant_pro_image: %s needs the vcluster-pro image "
+                        "(e.g. ghcr.io/loft-sh/vcluster-pro:0.30.0); %s" % (where, feature))
     if not s.get("platform_secret"):
         problems.append(
             "vcluster_tenant_platform_secret: %s needs the secret holding the vCluster Platform access key "
             "(its free mode is enough; created by `vcluster platform connect`/`add`)" % where
         )
-    if not (tenant.get("wireguard") or {}).get("hub_ip"):
+    if tenant.get("isolation") == "private" and not (tenant.get("wireguard") or {}).get("hub_ip"):
         problems.append("tenants.%s.wireguard: a private tenant needs its WireGuard hub address" % tenant["name"])
     if problems:
         raise VclusterError(problems)
@@ -198,7 +223,54 @@ def host_objects(tenant: dict, settings: dict | None = None) -> list[dict]:
     )
     objs.extend(network_policies(tenant, s))
     objs.extend(rbac(tenant))
+    if tenant["isolation"] == "shared" and shared_enforcement(s) == "admission-policy":
+        objs.extend(pod_policy(tenant, s))
     return objs
+
+
+POLICY_API = "admissionregistration.k8s.io/v1"  # ValidatingAdmissionPolicy: GA in Kubernetes 1.30
+
+
+def pod_policy_name(tenant: dict) -> str:
+    return "gpucloud-tenant-%s-pods" % tenant["name"]
+
+
+def pod_policy(tenant: dict, s: dict) -> list[dict]:
+    """A ValidatingAdmissionPolicy and its binding: pods in the tenant's host namespace (what vCluster syncs)
+    must use KAI's scheduler and the tenant's own queue, so a tenant can neither skip KAI nor spend another
+    tenant's quota. Cluster-scoped, labelled as ours (offboarding deletes them by name)."""
+    name, scheduler, queue = pod_policy_name(tenant), s["scheduler_name"], tenant["queue"]
+    policy = {
+        "apiVersion": POLICY_API,
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": _meta(tenant, name),
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                    "operations": ["CREATE", "UPDATE"], "resources": ["pods"]}]},
+            "validations": [
+                {"expression": "object.spec.schedulerName == '%s'" % scheduler,
+                 "message": "tenant %s: pods must set spec.schedulerName: %s (KAI enforces the tenant's GPU quota)"
+                            % (tenant["name"], scheduler)},
+                {"expression": "has(object.metadata.labels) && '%s' in object.metadata.labels && "
+                               "object.metadata.labels['%s'] == '%s'" % (QUEUE_LABEL, QUEUE_LABEL, queue),
+                 "message": "tenant %s: pods must carry the label %s: %s (the tenant's own queue)"
+                            % (tenant["name"], QUEUE_LABEL, queue)},
+            ],
+        },
+    }
+    binding = {
+        "apiVersion": POLICY_API,
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": _meta(tenant, name),
+        "spec": {
+            "policyName": name,
+            "validationActions": ["Deny"],
+            "matchResources": {
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": tenant["namespace"]}}},
+        },
+    }
+    return [policy, binding]
 
 
 def network_policies(tenant: dict, s: dict) -> list[dict]:

@@ -48,7 +48,8 @@ TENANTS = [("example", t) for t in example_model()["tenants"]] + [("lab", t) for
 def params(tenant: dict, **extra) -> dict:
     base = {"tenant": tenant, "installed_isolation": "", "scheduler_name": "kai-scheduler", "kubeconfig_server": "",
             "api_port": 443, "pro_image": "", "platform_secret": "", "platform_secret_namespace": "", "values": {},
-            "quota": {}, "limit_range": {"default": {"cpu": "1"}}, "api_server_cidrs": [], "api_server_ports": [443]}
+            "quota": {}, "limit_range": {"default": {"cpu": "1"}}, "api_server_cidrs": [], "api_server_ports": [443],
+            "shared_enforcement": "auto"}
     return {**base, **extra}
 
 
@@ -71,6 +72,9 @@ def test_every_generated_vcluster_yaml_validates(upstream: dict, fleet: str, ten
         patches = values["sync"]["toHost"]["pods"]["patches"]
         assert {"path": "spec.schedulerName", "expression": '"kai-scheduler"'} in patches
         assert any(f'"kai.scheduler/queue": "{tenant["queue"]}"' in p["expression"] for p in patches)
+        # Patches are vCluster Pro's: the shared tenant runs the Pro image with the Platform key too.
+        assert values["controlPlane"]["statefulSet"]["image"]["repository"] == "loft-sh/vcluster-pro"
+        assert values["platform"] == {"apiKey": {"secretName": "platform-key"}}
         assert "privateNodes" not in values
     else:
         hub = tenant["wireguard"]["hub_ip"]
@@ -152,7 +156,7 @@ def test_a_tier_change_is_refused() -> None:
 
 def test_host_objects_of_a_shared_and_a_private_tenant() -> None:
     beta = next(t for f, t in TENANTS if f == "lab" and t["isolation"] == "shared")
-    objs = vcluster_values.run(params(beta))["objects"]
+    objs = vcluster_values.run(params(beta, **PRO))["objects"]
     assert [(o["kind"], o["metadata"]["name"]) for o in objs] == [
         ("Namespace", "tenant-beta"), ("ResourceQuota", "tenant-quota"), ("LimitRange", "tenant-limits"),
         ("NetworkPolicy", "tenant-isolation"), ("ServiceAccount", "tenant-admin"), ("Role", "tenant-access"),
@@ -174,3 +178,51 @@ def test_the_pro_image_reference_becomes_the_charts_image_fields(ref: str, image
     acme = next(t for f, t in TENANTS if f == "lab" and t["isolation"] == "private")
     values = vcluster_values.run(params(acme, pro_image=ref, platform_secret="k"))["values"]
     assert values["controlPlane"]["statefulSet"]["image"] == image
+
+
+SHARED = [(f, t) for f, t in TENANTS if t["isolation"] == "shared"]
+
+
+@pytest.mark.parametrize(("fleet", "tenant"), SHARED, ids=lambda v: v if isinstance(v, str) else v["name"])
+def test_open_source_shared_tier_has_no_patches_and_a_host_admission_policy(upstream: dict, fleet: str,
+                                                                            tenant: dict) -> None:
+    out = vcluster_values.run(params(tenant))  # no Pro image: auto -> admission-policy
+    assert out["shared_enforcement"] == "admission-policy"
+    values = out["values"]
+    assert errors(upstream, values) == []
+    assert values["sync"]["toHost"]["pods"] == {"enabled": True}  # the open-source syncer refuses any patch list
+    assert "image" not in values["controlPlane"]["statefulSet"] and "platform" not in values
+    assert values["experimental"] == {"syncSettings": {"setOwner": False}}
+    policy, binding = out["objects"][-2:]
+    name = f"gpucloud-tenant-{tenant['name']}-pods"
+    assert (policy["kind"], policy["metadata"]["name"]) == ("ValidatingAdmissionPolicy", name)
+    assert (binding["kind"], binding["spec"]["policyName"], binding["spec"]["validationActions"]) == (
+        "ValidatingAdmissionPolicyBinding", name, ["Deny"])
+    selector = binding["spec"]["matchResources"]["namespaceSelector"]["matchLabels"]
+    assert selector == {"kubernetes.io/metadata.name": tenant["namespace"]}
+    expressions = " ".join(v["expression"] for v in policy["spec"]["validations"])
+    assert "object.spec.schedulerName == 'kai-scheduler'" in expressions
+    assert f"object.metadata.labels['kai.scheduler/queue'] == '{tenant['queue']}'" in expressions
+
+
+def test_admission_policy_objects_are_what_the_kubernetes_api_types_hold() -> None:
+    """Held against the Kubernetes client's generated admissionregistration/v1 models (from the upstream
+    OpenAPI): every field we write is a field of the API, with a value of its type, and nothing is lost."""
+    kubernetes = pytest.importorskip("kubernetes", reason="the kubernetes client is a requirement (requirements.txt)")
+    api = kubernetes.client.ApiClient()
+    beta = next(t for f, t in TENANTS if f == "lab" and t["isolation"] == "shared")
+    for obj in vcluster_values.run(params(beta))["objects"][-2:]:
+        model = api._ApiClient__deserialize(obj, "V1" + obj["kind"])  # pylint: disable=protected-access
+        assert api.sanitize_for_serialization(model) == obj
+
+
+def test_patches_without_pro_settings_are_refused_naming_the_variables() -> None:
+    beta = next(t for f, t in TENANTS if f == "lab" and t["isolation"] == "shared")
+    with pytest.raises(ProblemsError) as err:
+        vcluster_values.run(params(beta, shared_enforcement="patches"))
+    assert [p.split(":")[0] for p in err.value.problems] == ["vcluster_tenant_pro_image", "vcluster_tenant_platform_secret"]
+    assert "admission-policy" in err.value.problems[0]
+    # With the Pro settings, patches; and an explicit admission-policy wins over a Pro image.
+    assert "patches" in vcluster_values.run(params(beta, **PRO))["values"]["sync"]["toHost"]["pods"]
+    oss = vcluster_values.run(params(beta, shared_enforcement="admission-policy", **PRO))
+    assert oss["shared_enforcement"] == "admission-policy" and "patches" not in oss["values"]["sync"]["toHost"]["pods"]
