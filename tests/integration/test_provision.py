@@ -70,13 +70,15 @@ def client(tmp_path: Path) -> Iterator:
                         "netns", ns], check=True)
         subprocess.run(["ip", "-n", "gcl-lab", "link", "set", port, "master", "gclbr0", "up"], check=True)
 
-        def dhcp(mac: str, ipxe: bool = False) -> dict[str, str]:
+        def dhcp(mac: str, ipxe: bool = False, arch: int | None = None) -> dict[str, str]:
             subprocess.run(["ip", "-n", ns, "addr", "flush", "dev", "eth0"], check=True)
             subprocess.run(["ip", "-n", ns, "link", "set", "eth0", "down"], check=True)
             subprocess.run(["ip", "-n", ns, "link", "set", "eth0", "address", mac, "up"], check=True)
-            out = tmp_path / f"lease-{mac}-{ipxe}"
+            out = tmp_path / f"lease-{mac}-{ipxe}-{arch}"
             cmd = ["ip", "netns", "exec", ns, "busybox", "udhcpc", "-i", "eth0", "-f", "-q", "-n", "-R",
                    "-t", "5", "-T", "2", "-s", str(script)] + (["-x", "0xaf:0101"] if ipxe else [])
+            if arch is not None:  # option 93, client system architecture (RFC 4578): 7 is x86-64 UEFI
+                cmd += ["-x", "0x5d:%04x" % arch]
             run = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "UDHCPC_OUT": str(out)},
                                  check=False, timeout=60)
             assert run.returncode == 0, run.stderr
@@ -140,6 +142,25 @@ def test_dhcp_client_gets_reservation_boot_file_and_ipxe_script(served: Lab, cli
     unknown = dhcp(UNKNOWN_MAC, ipxe=True)
     assert "boot_file" not in unknown, "a MAC in no fleet got a boot file"
     assert 100 <= int(unknown["ip"].rsplit(".", 1)[1]) <= 199  # the dynamic range, nothing to boot
+
+
+def test_uefi_client_gets_the_uefi_ipxe_binary_over_tftp(served: Lab, client) -> None:
+    """A UEFI x86-64 firmware (DHCP option 93 = 7) of a fleet node gets ipxe.efi, not the BIOS
+    undionly.kpxe, and TFTP serves that file; once in iPXE it gets its script as a BIOS node does."""
+    dhcp, tftp = client
+    off = power(served, "off")
+    assert off.rc == 0, off.failures()
+    uefi = dhcp(GPU4_MAC, arch=7)
+    assert (uefi["ip"], uefi["boot_file"], uefi["siaddr"]) == ("198.51.100.24", "ipxe.efi", "198.51.100.10")
+    assert dhcp(GPU4_MAC, arch=0)["boot_file"] == "undionly.kpxe"  # BIOS (arch 0) for comparison
+    fetched = Path(f"/tmp/gpucloud-tftp-efi-{os.getpid()}")
+    try:
+        tftp("ipxe.efi", fetched)
+        assert sha(fetched) == sha(PXE_ROOT / "boot/ipxe.efi")  # Debian: /usr/lib/ipxe/ipxe.efi -> /boot/ipxe.efi
+    finally:
+        fetched.unlink(missing_ok=True)
+    assert dhcp(GPU4_MAC, ipxe=True, arch=7)["boot_file"] == f"{HTTP}/hosts/gpu4.ipxe"
+    assert "boot_file" not in dhcp(UNKNOWN_MAC, arch=7), "a MAC in no fleet got a boot file"
 
 
 def test_broken_dnsmasq_config_never_reaches_the_service(served: Lab, client) -> None:

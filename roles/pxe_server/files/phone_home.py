@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import base64
 import binascii
-import datetime
 import json
 import os
 import re
@@ -27,6 +26,7 @@ import struct
 import sys
 import tempfile
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs
 
@@ -130,7 +130,7 @@ class Receiver:
             raise Refused(403, "posted from %s, not from the node's address %s" % (source, nodes[name]))
         record = parse_post(body)
         record.update(name=name, source=source,
-                      received=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+                      received=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         os.makedirs(self.state_dir, mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.state_dir, prefix=".%s." % name)  # 0600
         try:
@@ -159,7 +159,7 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+    def do_POST(self) -> None:
         source = self.headers.get("X-Real-IP") or self.client_address[0]
         name = self.path.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
         try:
@@ -182,7 +182,7 @@ class Handler(BaseHTTPRequestHandler):
         self.log_message("%s from %s: stored %s", name, source, ", ".join(k.split()[0] for k in record["host_keys"]))
         self._answer(204)
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self._answer(405, "POST only")
 
     def log_message(self, format, *args) -> None:  # pylint: disable=redefined-builtin
