@@ -348,7 +348,9 @@ def from_nv(text: str) -> dict:
 
 
 def _scalar_path(path: Path) -> bool:
-    if not path:
+    # A top-level word is always an object: ``nv set vrf RED`` creates VRF RED (NVIDIA's
+    # examples), it does not set a value ``vrf: RED``.
+    if len(path) < 2:
         return False
     if path[-1] in _SCALAR_LEAVES:
         return True
