@@ -225,10 +225,10 @@ def phone_home(host: str, name: str, fields: str) -> str:
     return run.stdout
 
 
-CLOUD_INIT_FIELDS = " ".join(f"--data-urlencode pub_key_{t}@/etc/ssh/ssh_host_{t}_key.pub" for t in
-                             ("rsa", "ecdsa", "ed25519")) + (" --data-urlencode instance_id=gpu1-lab"
-                                                            " --data-urlencode hostname=gpu1"
-                                                            " --data-urlencode fqdn=gpu1.lab.gpucloud.example")
+CLOUD_INIT_FIELDS = " ".join(
+    [f"--data-urlencode pub_key_{t}@/etc/ssh/ssh_host_{t}_key.pub" for t in ("rsa", "ecdsa", "ed25519")]
+    + ["--data-urlencode instance_id=gpu1-lab", "--data-urlencode hostname=gpu1",
+       "--data-urlencode fqdn=gpu1.lab.gpucloud.example"])
 
 
 def test_registration_checks_the_host_key_the_node_posted_on_phone_home(served: Lab, tmp_path: Path) -> None:
