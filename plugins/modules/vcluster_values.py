@@ -16,9 +16,10 @@ description:
   - C(values), the tenant's C(vcluster.yaml) for its tier. Shared tenants get pods synced to
     the host with C(schedulerName) O(scheduler_name) and the label C(kai.scheduler/queue) of the
     tenant's queue, and C(experimental.syncSettings.setOwner=false), so that KAI Scheduler on the
-    host enforces the tenant's quota; how the pods get them is O(shared_enforcement). Private tenants get C(privateNodes.enabled) with their own
-    CNI (flannel), kube-proxy and local-path storage, the control plane endpoint and TLS SAN on
-    the tenant's WireGuard hub address, the vcluster-pro image and the vCluster Platform key.
+    host enforces the tenant's quota; how the pods get them is O(shared_enforcement). Private
+    tenants get C(privateNodes.enabled) with their own CNI (flannel), kube-proxy and local-path
+    storage, the control plane endpoint and TLS SAN on the tenant's WireGuard hub address, the
+    vcluster-pro image and the vCluster Platform key.
   - C(objects), the tenant's host-side objects, labelled C(app.kubernetes.io/managed-by=gpucloud.baremetal)
     (namespace C(tenant-<name>), ResourceQuota, LimitRange, NetworkPolicy, ServiceAccount, Role, RoleBinding,
     and with O(shared_enforcement=admission-policy) a ValidatingAdmissionPolicy and its binding).
@@ -136,7 +137,9 @@ objects:
   type: list
   elements: dict
 shared_enforcement:
-  description: How a shared tenant's pods get the scheduler and queue, V(patches) or V(admission-policy); empty for private.
+  description:
+    - How a shared tenant's pods get the scheduler and queue, V(patches) or V(admission-policy).
+    - Empty for a private tenant.
   returned: success
   type: str
 """
