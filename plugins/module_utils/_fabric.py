@@ -53,6 +53,48 @@ class FabricError(ProblemsError):
     HEAD = "switch tenants are invalid"
 
 
+class IncompleteTenantError(FabricError):
+    """A switch config holds objects marked as ours that do not make a whole tenant."""
+
+    HEAD = (
+        "the switch config holds incomplete tenants of this collection; nothing was changed"
+        " (complete or remove these objects by hand, then run again)"
+    )
+
+
+# What a parsed tenant must have, and how the problem reads (the native path follows it).
+PARSED_FIELDS = (
+    ("vni", "no L2 VNI"),
+    ("vrf", "no VRF"),
+    ("l3vni", "no L3 VNI"),
+    ("gateway", "no anycast gateway"),
+)
+
+
+def incomplete(where: str, tenant: dict, paths: dict[str, str]) -> list[str]:
+    """What a parsed tenant (ours by its marker) lacks: one problem per missing field.
+
+    ``where``: the native object that carries the marker; ``paths``: per field, where the
+    platform keeps it (the problem names it, so the user knows what to add or remove). Without
+    a VRF its L3 VNI cannot be looked up: only the VRF is reported.
+    """
+    return [
+        "%s (%s): %s (%s)" % (where, marker(tenant["name"]), text, paths[key])
+        for key, text in PARSED_FIELDS
+        if not tenant.get(key) and not (key == "l3vni" and not tenant.get("vrf"))
+    ]
+
+
+def check_parsed(problems: list[str]) -> None:
+    """``IncompleteTenantError`` listing ``problems``, if any; a half tenant is never returned.
+
+    Planning from a half tenant would unset what it cannot name (a VRF without a name) or
+    re-create it on top of what is there, so the caller stops before anything is changed.
+    """
+    if problems:
+        raise IncompleteTenantError(problems)
+
+
 def marker(tenant: str) -> str:
     """The ownership marker written on the objects this collection creates."""
     return MARKER + tenant

@@ -15,7 +15,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._fabric import FabricError, check_distinct, marker, normalise, owner, pairs, port_groups, port_key
+from ._fabric import (
+    FabricError,
+    check_distinct,
+    check_parsed,
+    incomplete,
+    marker,
+    normalise,
+    owner,
+    pairs,
+    port_groups,
+    port_key,
+)
 
 INDENT = "   "
 Item = tuple[str, ...]
@@ -356,19 +367,27 @@ def parse(config: Any) -> list[dict]:
                     for v in sorted(_vlan_list(m.group(1))):
                         ports.setdefault(v, []).append({"port": port, "mode": "trunk"})
     tenants = []
+    problems: list[str] = []
     for vlan, name in names.items():
         svi = svis.get(vlan, {})
         vrf = svi.get("vrf", "")
-        tenants.append(
-            {
-                "name": name,
-                "vlan": vlan,
-                "vni": l2vni.get(vlan, 0),
-                "vrf": vrf,
-                "l3vni": l3vni.get(vrf, 0),
-                "gateway": svi.get("gateway", ""),
-                "subnet": "",
-                "ports": sorted(ports.get(vlan, []), key=lambda p: port_key(p["port"])),
-            }
-        )
+        t = {
+            "name": name,
+            "vlan": vlan,
+            "vni": l2vni.get(vlan, 0),
+            "vrf": vrf,
+            "l3vni": l3vni.get(vrf, 0),
+            "gateway": svi.get("gateway", ""),
+            "subnet": "",
+            "ports": sorted(ports.get(vlan, []), key=lambda p: port_key(p["port"])),
+        }
+        paths = {
+            "vni": "interface Vxlan1 vxlan vlan %d vni" % vlan,
+            "vrf": "interface Vlan%d vrf" % vlan,
+            "l3vni": "interface Vxlan1 vxlan vrf %s vni" % (vrf or "<vrf>"),
+            "gateway": "interface Vlan%d ip address virtual" % vlan,
+        }
+        problems.extend(incomplete("vlan %d name" % vlan, t, paths))
+        tenants.append(t)
+    check_parsed(problems)
     return normalise(tenants)

@@ -28,7 +28,19 @@ from typing import Any
 
 from ansible.module_utils.common.yaml import yaml_load
 
-from ._fabric import FabricError, PortGroup, check_distinct, marker, normalise, owner, pairs, port_groups, port_key
+from ._fabric import (
+    FabricError,
+    PortGroup,
+    check_distinct,
+    check_parsed,
+    incomplete,
+    marker,
+    normalise,
+    owner,
+    pairs,
+    port_groups,
+    port_key,
+)
 
 BRIDGE = "br_default"
 Path = tuple[str, ...]
@@ -263,19 +275,84 @@ def _nv_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> s
 
 
 def nv_items(text: str) -> list[Item]:
-    """``nv set`` lines (as rendered or as ``nv config show -o commands``) to items."""
+    """``nv set`` lines (as rendered or as ``nv config show -o commands``) to items.
+
+    NVUE's range and list forms are expanded as NVUE expands them (``expand``): ``nv set
+    interface swp1-3,swp5 bridge domain br_default vlan 10,20-22`` is 4 x 4 items.
+    """
     items: list[Item] = []
     for raw in text.splitlines():
         words = raw.split()
         if len(words) < 3 or words[0] != "nv" or words[1] != "set":
             continue
         path = tuple(w.strip('"') for w in words[2:])
-        if _scalar_path(path[:-1]):
-            value: Any = path[-1]
-            items.append((path[:-1], int(value) if value.isdigit() else value))
-        else:
-            items.append((path, None))
+        for one in expand(path) if _MAYBE_RANGE.search(raw) else (path,):
+            if _scalar_path(one[:-1]):
+                value: Any = one[-1]
+                items.append((one[:-1], int(value) if value.isdigit() else value))
+            else:
+                items.append((one, None))
     return items
+
+
+# A line that may hold a range or list (a comma, or a digit before a dash): only those are expanded.
+_MAYBE_RANGE = re.compile(r",|\d-")
+# One element of an interface list: ``swp1``, ``swp1-3``, ``swp1s0-3``, ``swp1-swp3``, ``5-6``
+# (digits only: the name before it in the list gives the prefix, ``swp1-2,5-6``).
+_NAME_PART = re.compile(r"^(?P<prefix>[A-Za-z][A-Za-z0-9_.:/]*?)?(?P<lo>\d+)(?:-(?P=prefix)?(?P<hi>\d+))?$")
+_NUMBER_PART = re.compile(r"^(?P<lo>\d+)(?:-(?P<hi>\d+))?$")
+
+
+def _key_kind(path: Path, i: int) -> str | None:
+    """Whether ``path[i]`` is an identifier that NVUE takes as a range or list: ``name``, ``number`` or None.
+
+    Interface ids (``interface <id>``, ``bond member <id>``) and the VLANs of a bridge domain
+    (``bridge domain <d> vlan <vid>``, ``interface <id> bridge domain <d> vlan <vid>``).
+    """
+    if i == 1 and path[0] == "interface":
+        return "name"
+    if i >= 2 and path[i - 1] == "member" and path[i - 2] == "bond":
+        return "name"
+    if i >= 3 and path[i - 1] == "vlan" and path[i - 3] == "domain":
+        return "number"
+    return None
+
+
+def _expand_word(word: str, kind: str) -> list[str]:
+    """``swp1-2,5-6`` -> swp1, swp2, swp5, swp6 (NVUE's ``nv set interface -h``); ``10,20-22`` -> 10, 20, 21, 22.
+
+    A word that is not a range or list of that kind stays as it is (NVUE would name the error).
+    """
+    pattern = _NAME_PART if kind == "name" else _NUMBER_PART
+    out: list[str] = []
+    prefix = ""
+    for part in word.split(","):
+        m = pattern.match(part)
+        if m is None:
+            return [word]
+        if kind == "name":
+            if m.group("prefix"):
+                prefix = m.group("prefix")
+            elif not prefix:
+                return [word]
+        if m.group("hi") is None:
+            out.append(prefix + part if kind == "name" and not m.group("prefix") else part)
+            continue
+        lo, hi = int(m.group("lo")), int(m.group("hi"))
+        if hi < lo:
+            return [word]
+        out.extend("%s%d" % (prefix, n) for n in range(lo, hi + 1))
+    return out
+
+
+def expand(path: Path) -> list[Path]:
+    """One ``nv set`` path to the paths it stands for: its ranges and lists expanded (a product)."""
+    paths: list[Path] = [()]
+    for i, word in enumerate(path):
+        kind = _key_kind(path, i)
+        words = _expand_word(word, kind) if kind and ("," in word or "-" in word) else [word]
+        paths = [(*p, w) for p in paths for w in words]
+    return paths
 
 
 def global_items(switch: dict, underlay: dict) -> list[Item]:
@@ -386,7 +463,11 @@ def _flatten(node: dict, prefix: Path = ()) -> list[Item]:
 
 
 def parse(config: Any) -> list[dict]:
-    """Tenants we own in an NVUE config (any form), in the neutral shape."""
+    """Tenants we own in an NVUE config (any form), in the neutral shape.
+
+    ``IncompleteTenantError`` when an SVI marked as ours is not a whole tenant (no L2 VNI, VRF,
+    L3 VNI or VRR gateway) or holds more than one VRR/SVI address, VNI or L3 VNI.
+    """
     cfg = load(config)
     interfaces = cfg.get("interface") or {}
     vlans = ((cfg.get("bridge") or {}).get("domain") or {}).get(BRIDGE, {}).get("vlan") or {}
@@ -400,6 +481,7 @@ def parse(config: Any) -> list[dict]:
             if str(v).isdigit():
                 ports.setdefault(int(v), []).append({"port": str(name), "mode": "trunk"})
     tenants = []
+    problems: list[str] = []
     for name, iface in interfaces.items():
         m = _SVI.match(str(name))
         tenant = owner((iface or {}).get("description")) if m else None
@@ -408,21 +490,37 @@ def parse(config: Any) -> list[dict]:
         vlan = int(iface.get("vlan") or m.group(1))
         ip = iface.get("ip") or {}
         vrf = str(ip.get("vrf", ""))
-        gateways = list(((ip.get("vrr") or {}).get("address") or {}).keys())
-        own = list((ip.get("address") or {}).keys())
-        vnis = list(((vlans.get(str(vlan)) or vlans.get(vlan) or {}).get("vni") or {}).keys())
-        l3vnis = list((((vrfs.get(vrf) or {}).get("evpn") or {}).get("vni") or {}).keys())
-        tenants.append(
-            {
-                "name": tenant,
-                "vlan": vlan,
-                "vni": int(vnis[0]) if vnis else 0,
-                "vrf": vrf,
-                "l3vni": int(l3vnis[0]) if l3vnis else 0,
-                "gateway": str(gateways[0]) if gateways else "",
-                "subnet": "",
-                "address": str(own[0]) if own else "",
-                "ports": sorted(ports.get(vlan, []), key=lambda p: port_key(p["port"])),
-            }
+        found = {
+            "gateway": [str(a) for a in ((ip.get("vrr") or {}).get("address") or {})],
+            "address": [str(a) for a in (ip.get("address") or {})],
+            "vni": [str(v) for v in ((vlans.get(str(vlan)) or vlans.get(vlan) or {}).get("vni") or {})],
+            "l3vni": [str(v) for v in (((vrfs.get(vrf) or {}).get("evpn") or {}).get("vni") or {})] if vrf else [],
+        }
+        t = {
+            "name": tenant,
+            "vlan": vlan,
+            "vni": int(found["vni"][0]) if found["vni"] else 0,
+            "vrf": vrf,
+            "l3vni": int(found["l3vni"][0]) if found["l3vni"] else 0,
+            "gateway": found["gateway"][0] if found["gateway"] else "",
+            "subnet": "",
+            "address": found["address"][0] if found["address"] else "",
+            "ports": sorted(ports.get(vlan, []), key=lambda p: port_key(p["port"])),
+        }
+        where = "interface %s" % name
+        paths = {
+            "vni": "bridge domain %s vlan %d vni" % (BRIDGE, vlan),
+            "vrf": "%s ip vrf" % where,
+            "l3vni": "vrf %s evpn vni" % (vrf or "<vrf>"),
+            "gateway": "%s ip vrr address" % where,
+        }
+        problems.extend(incomplete(where, t, paths))
+        paths["address"] = "%s ip address" % where
+        problems.extend(
+            "%s (%s): %s has %s; the collection writes one" % (where, marker(tenant), paths[key], ", ".join(values))
+            for key, values in found.items()
+            if len(values) > 1
         )
+        tenants.append(t)
+    check_parsed(problems)
     return normalise(tenants)

@@ -29,7 +29,7 @@ import functools
 import json
 from typing import Any
 
-from ._fabric import FabricError, check_distinct, marker, normalise, owner, pairs, port_key
+from ._fabric import FabricError, check_distinct, check_parsed, incomplete, marker, normalise, owner, pairs, port_key
 
 VTEP = "vtep"
 NVO = "nvo"
@@ -203,7 +203,11 @@ def load(config: Any) -> dict:
 
 
 def parse(config: Any) -> list[dict]:
-    """Tenants we own in a config_db (``sonic-cfggen -d --print-data``), in the neutral shape."""
+    """Tenants we own in a config_db (``sonic-cfggen -d --print-data``), in the neutral shape.
+
+    ``IncompleteTenantError`` when a VLAN marked as ours is not a whole tenant (no tunnel map,
+    VRF binding, VRF ``vni`` or gateway prefix) or has more than one ``VLAN_INTERFACE`` prefix.
+    """
     db = load(config)
     vlans = db.get("VLAN") or {}
     members: dict[str, list[dict]] = {}
@@ -220,6 +224,7 @@ def parse(config: Any) -> list[dict]:
             addresses.setdefault(vlan, []).append(addr)
     vrfs = db.get("VRF") or {}
     tenants = []
+    problems: list[str] = []
     for name, fields in vlans.items():
         description = (fields or {}).get("description")
         tenant = owner(description)
@@ -227,16 +232,31 @@ def parse(config: Any) -> list[dict]:
             continue
         vrf = (ifaces.get(name) or {}).get("vrf_name", "")
         gateways = addresses.get(name, [])
-        tenants.append(
-            {
-                "name": tenant,
-                "vlan": int(fields.get("vlanid") or name[4:]),
-                "vni": vni_of.get(name, 0),
-                "vrf": vrf[len(VRF_PREFIX) :] if vrf.startswith(VRF_PREFIX) else vrf,
-                "l3vni": int((vrfs.get(vrf) or {}).get("vni", 0)),
-                "gateway": gateways[0] if gateways else "",
-                "subnet": "",
-                "ports": sorted(members.get(name, []), key=lambda p: port_key(p["port"])),
-            }
-        )
+        t = {
+            "name": tenant,
+            "vlan": int(fields.get("vlanid") or name[4:]),
+            "vni": vni_of.get(name, 0),
+            "vrf": vrf[len(VRF_PREFIX) :] if vrf.startswith(VRF_PREFIX) else vrf,
+            "l3vni": int((vrfs.get(vrf) or {}).get("vni", 0)),
+            "gateway": gateways[0] if gateways else "",
+            "subnet": "",
+            "ports": sorted(members.get(name, []), key=lambda p: port_key(p["port"])),
+        }
+        where = "VLAN|%s" % name
+        paths = {
+            "vni": "VXLAN_TUNNEL_MAP with vlan %s" % name,
+            "vrf": "VLAN_INTERFACE|%s vrf_name" % name,
+            "l3vni": "VRF|%s vni" % (vrf or "<vrf>"),
+            "gateway": "VLAN_INTERFACE|%s|<prefix>" % name,
+        }
+        problems.extend(incomplete(where, t, paths))
+        if len(gateways) > 1:
+            # The collection writes one prefix, the anycast gateway; which of these is it? Taking
+            # one would let a plan delete the others as if they were ours.
+            problems.append(
+                "%s (%s): VLAN_INTERFACE has %d prefixes on %s (%s); the collection writes one, the anycast gateway"
+                % (where, marker(tenant), len(gateways), name, ", ".join(gateways))
+            )
+        tenants.append(t)
+    check_parsed(problems)
     return normalise(tenants)

@@ -219,8 +219,7 @@ DEFAULT_UNDERLAY = {"anycast_mac": "00:00:5e:00:01:01", "mtu": 9216}
 def _command_set(platform: str, switch: dict, before: list, after: list, underlay: dict, opts: dict) -> dict:
     out = dict(renderer(platform).delta(switch, before, after, underlay, opts))
     if platform == "nvue":
-        from ansible_collections.gpucloud.baremetal.plugins.module_utils import _render_nvue as nvue
-
+        nvue = renderer("nvue")
         out["nv"] = nvue.nv_unset(out["unset"]) + nvue.nv_set(out["set"])
         out["unset"] = ["/".join(quote(part, safe="") for part in path) for path in out["unset"]]
         out["set"] = nvue.tree(out["set"])

@@ -8,11 +8,14 @@ ownership marker; the tests add ``gpucloud:<tenant>`` where the collection would
 
 What the parsers do with what they do not own or cannot read, as found here:
 - objects without our marker are ignored by design (never reported, never touched);
-- NVUE ``nv set`` text with NVUE's range/list forms (``swp1-2``, ``vlan 10,20``) is not
-  expanded: an access port range is read as one port named ``swp1-2``, and a trunk VLAN list
-  is dropped without a word (``test_nvue_commands_ranges_are_not_expanded`` pins it). The
-  tree form (REST ``GET``, ``nv config show -o json``, startup.yaml) lists each VLAN on
-  its own and is read correctly.
+- NVUE ``nv set`` text with NVUE's range/list forms (``swp1-3,swp49-54``, ``swp1-2,5-6``,
+  ``vlan 10,20-22``) is expanded as NVUE expands it (``nv set interface -h``: "multiple
+  interfaces using ranging (e.g. swp1-2,5-6 -> swp1,swp2,swp5,swp6)", Cumulus Linux 5.12 "NVUE
+  CLI"), so command text reads as the tree form (REST ``GET``, ``nv config show -o json``,
+  startup.yaml) does;
+- an object marked as ours that is not a whole tenant (no L2 VNI, VRF, L3 VNI or gateway), or
+  that holds more than the one value the collection writes (SONiC: a second VLAN_INTERFACE
+  prefix), is an ``IncompleteTenantError`` naming the native path: never half a tenant.
 """
 
 from __future__ import annotations
@@ -23,8 +26,14 @@ from pathlib import Path
 
 import pytest
 
+from ansible_collections.gpucloud.baremetal.plugins.module_utils import (
+    _fabric,
+    _render_eos,
+    _render_nvue,
+    _render_sonic,
+)
 from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric_platforms as platforms
-from ansible_collections.gpucloud.baremetal.plugins.module_utils import _render_nvue, _render_sonic
+from ansible_collections.gpucloud.baremetal.plugins.modules import switch_tenants
 
 VENDOR = Path(__file__).parent / "data" / "vendor"
 NVUE_YAML = (VENDOR / "nvue-evpn-symmetric-leaf03.yaml").read_text()
@@ -96,22 +105,129 @@ def test_nvue_commands_tenants():
     assert _render_nvue.parse(marked) == _expect_nvue(2)
 
 
-def test_nvue_commands_ranges_are_not_expanded():
-    """Known limit (reported, issue 8): NVUE's range and list forms in ``nv set`` text.
+# Two whole tenants in NVUE's range/list command form and, below, the same written out one by one.
+_RANGED_HEAD = "".join(
+    f"nv set interface vlan{v} description gpucloud:{n}\n"
+    f"nv set interface vlan{v} ip vrf {vrf}\n"
+    f"nv set interface vlan{v} ip vrr address 10.0.{v}.1/24\n"
+    f"nv set vrf {vrf} evpn vni 500{v}\n"
+    for v, n, vrf in ((10, "a", "RED"), (21, "b", "BLUE"))
+)
+RANGED = _RANGED_HEAD + (
+    "nv set bridge domain br_default vlan 10,20-22\n"
+    "nv set bridge domain br_default vlan 10 vni 10\n"
+    "nv set bridge domain br_default vlan 21 vni 21\n"
+    "nv set interface swp1-3,swp5 bridge domain br_default vlan 10,20-22\n"
+    "nv set interface bond1-2 bridge domain br_default access 10\n"
+)
+ONE_BY_ONE = _RANGED_HEAD + "".join(
+    ["nv set bridge domain br_default vlan %d\n" % v for v in (10, 20, 21, 22)]
+    + ["nv set bridge domain br_default vlan 10 vni 10\n", "nv set bridge domain br_default vlan 21 vni 21\n"]
+    + [
+        "nv set interface %s bridge domain br_default vlan %d\n" % (port, v)
+        for port in ("swp1", "swp2", "swp3", "swp5")
+        for v in (10, 20, 21, 22)
+    ]
+    + ["nv set interface bond%d bridge domain br_default access 10\n" % i for i in (1, 2)]
+)
 
-    ``nv set interface swp1-2 ...`` and ``... vlan 10,20`` are how NVIDIA writes commands (and
-    how ``nv config show -o commands`` may print them). The parser keeps a range as one port
-    name and silently drops a trunk VLAN list; the tree form has neither problem. This test
-    pins today's behaviour so that a fix shows up here.
+
+def test_nvue_commands_ranges_and_lists_are_expanded():
+    """``nv set interface swp1-3,swp5 ... vlan 10,20-22``: 4 ports x 4 VLANs, as NVUE reads it.
+
+    Before (issue 8) an access range was one port named ``swp1-2`` and a trunk VLAN list was
+    dropped without a word.
     """
-    head = (
-        "nv set interface vlan10 description gpucloud:a\nnv set interface vlan10 ip vrf RED\n"
-        "nv set bridge domain br_default vlan 10 vni 10\n"
+    trunks = [{"port": p, "mode": "trunk"} for p in ("swp1", "swp2", "swp3", "swp5")]
+    tenants = _render_nvue.parse(RANGED)
+    assert [(t["name"], t["vlan"], t["vni"], t["vrf"], t["l3vni"]) for t in tenants] == [
+        ("a", 10, 10, "RED", 50010),
+        ("b", 21, 21, "BLUE", 50021),
+    ]
+    assert tenants[0]["ports"] == [{"port": "bond1", "mode": "access"}, {"port": "bond2", "mode": "access"}, *trunks]
+    assert tenants[1]["ports"] == trunks
+    assert _render_nvue.from_nv(RANGED) == _render_nvue.from_nv(ONE_BY_ONE)
+    assert tenants == _render_nvue.parse(ONE_BY_ONE)
+
+
+def test_nvue_commands_parse_as_their_tree_form():
+    """The range form's tree, as ``nv config show -o json`` would print it, gives the same tenants."""
+    tree = _render_nvue.from_nv(RANGED)
+    assert sorted(tree["bridge"]["domain"]["br_default"]["vlan"]) == ["10", "20", "21", "22"]
+    assert _render_nvue.parse(json.dumps(tree)) == _render_nvue.parse(RANGED)
+    patch = "- set:\n" + "".join("    " + line + "\n" for line in json.dumps(tree, indent=2).splitlines())
+    assert _render_nvue.parse(patch) == _render_nvue.parse(RANGED)
+
+
+@pytest.mark.parametrize(
+    "line, ports",
+    [
+        ("nv set interface swp1-2,5-6 link mtu 9000", ["swp1", "swp2", "swp5", "swp6"]),  # nv set interface -h
+        ("nv set interface swp1-3,swp49-54", ["swp%d" % i for i in (1, 2, 3, 49, 50, 51, 52, 53, 54)]),
+        ("nv set interface swp1s0-3 link state up", ["swp1s0", "swp1s1", "swp1s2", "swp1s3"]),
+        ("nv set interface bond1,peerlink.4094 type bond", ["bond1", "peerlink.4094"]),
+        ("nv set interface peerlink.4094 type sub", ["peerlink.4094"]),
+        ("nv set interface uplink-a type swp", ["uplink-a"]),  # a dash that is no range
+    ],
+)
+def test_nvue_interface_ranges(line, ports):
+    assert sorted(_render_nvue.from_nv(line)["interface"], key=lambda p: (len(p), p)) == sorted(
+        ports, key=lambda p: (len(p), p)
     )
-    access = _render_nvue.parse(head + "nv set interface swp1-2 bridge domain br_default access 10\n")
-    assert access[0]["ports"] == [{"port": "swp1-2", "mode": "access"}]
-    trunk = _render_nvue.parse(head + "nv set interface swp1 bridge domain br_default vlan 10,20\n")
-    assert trunk[0]["ports"] == []
+
+
+def test_nvue_vendor_commands_read_as_the_vendor_tree():
+    """NVIDIA's leaf01 commands use ranges (``swp1-3,swp49-54``, ``bond1-3``, ``vlan 10,20,30``,
+    ``bond member swp49-50``); read back they hold what leaf03's startup.yaml holds."""
+    commands = _render_nvue.load(NVUE_NV)
+    startup = _render_nvue.load(NVUE_YAML)
+    assert commands["bridge"]["domain"]["br_default"]["vlan"] == startup["bridge"]["domain"]["br_default"]["vlan"]
+    assert commands["interface"]["peerlink"]["bond"]["member"] == startup["interface"]["peerlink"]["bond"]["member"]
+    for bond in ("bond1", "bond2", "bond3"):
+        assert commands["interface"][bond]["bridge"] == startup["interface"][bond]["bridge"]
+    assert {"swp1", "swp2", "swp3", "swp49", "swp54"} <= set(commands["interface"])
+    assert not [name for name in commands["interface"] if "-" in name or "," in name]
+
+
+# A whole tenant, then each part the parser must find; without one, it is an error naming the path.
+WHOLE_NV = (
+    "nv set interface vlan10 description gpucloud:a\nnv set interface vlan10 ip vrf RED\n"
+    "nv set interface vlan10 ip vrr address 10.0.10.1/24\nnv set vrf RED evpn vni 4001\n"
+    "nv set bridge domain br_default vlan 10 vni 10\n"
+)
+
+
+@pytest.mark.parametrize(
+    "drop, problem",
+    [
+        ("vlan 10 vni 10", "no L2 VNI (bridge domain br_default vlan 10 vni)"),
+        ("ip vrf RED", "no VRF (interface vlan10 ip vrf)"),
+        ("evpn vni 4001", "no L3 VNI (vrf RED evpn vni)"),
+        ("vrr address", "no anycast gateway (interface vlan10 ip vrr address)"),
+    ],
+)
+def test_nvue_half_tenant_is_an_error_naming_what_is_missing(drop, problem):
+    assert _render_nvue.parse(WHOLE_NV)[0]["vni"] == 10
+    text = "".join(line + "\n" for line in WHOLE_NV.splitlines() if drop not in line)
+    with pytest.raises(_fabric.IncompleteTenantError) as err:
+        platforms.parse_native("nvue", text)
+    assert any(p == "interface vlan10 (gpucloud:a): " + problem for p in err.value.problems), err.value.problems
+
+
+def test_nvue_second_gateway_is_reported_not_dropped():
+    text = WHOLE_NV + "nv set interface vlan10 ip vrr address 10.0.11.1/24\n"
+    with pytest.raises(_fabric.IncompleteTenantError, match=r"10\.0\.10\.1/24, 10\.0\.11\.1/24"):
+        _render_nvue.parse(text)
+
+
+def test_half_tenant_stops_the_module_before_any_command():
+    """``switch_tenants`` fails with the problems (``fail_json``) instead of planning on half a tenant."""
+    from tests.unit.plugins.module_utils.test_fabric_states import LEAVES, params
+
+    half = WHOLE_NV.replace("nv set interface vlan10 ip vrf RED\n", "")
+    for state in ("merged", "overridden", "deleted", "parsed"):
+        with pytest.raises(_fabric.FabricError, match=r"interface vlan10 \(gpucloud:a\): no VRF"):
+            switch_tenants.run(params(LEAVES["nvue"], state, half))
 
 
 def test_nvue_foreign_objects_next_to_ours_are_left_out():
@@ -164,6 +280,53 @@ def test_sonic_l3vni_vlan_is_not_a_tenant_and_foreign_vlans_are_left_out():
     db["VLAN"]["Vlan7"] = {"vlanid": "7"}
     db["VLAN_MEMBER"]["Vlan7|Ethernet0"] = {"tagging_mode": "tagged"}
     assert [t["vlan"] for t in _render_sonic.parse(db)] == [5]
+
+
+@pytest.mark.parametrize(
+    "break_it, problem",
+    [
+        (lambda db: db["VXLAN_TUNNEL_MAP"].pop("vtep1|map_50_Vlan5"), "no L2 VNI (VXLAN_TUNNEL_MAP with vlan Vlan5)"),
+        (lambda db: db["VLAN_INTERFACE"]["Vlan5"].pop("vrf_name"), "no VRF (VLAN_INTERFACE|Vlan5 vrf_name)"),
+        (lambda db: db["VRF"]["Vrf-red"].pop("vni"), "no L3 VNI (VRF|Vrf-red vni)"),
+        (
+            lambda db: db["VLAN_INTERFACE"].pop("Vlan5|10.0.5.1/24"),
+            "no anycast gateway (VLAN_INTERFACE|Vlan5|<prefix>)",
+        ),
+    ],
+)
+def test_sonic_half_tenant_is_an_error_naming_what_is_missing(break_it, problem):
+    db = _mark_sonic(SONIC_DB)
+    break_it(db)
+    with pytest.raises(_fabric.IncompleteTenantError) as err:
+        platforms.parse_native("sonic", db)
+    assert err.value.problems == ["VLAN|Vlan5 (gpucloud:acme): " + problem]
+
+
+def test_sonic_second_vlan_interface_prefix_is_reported_not_dropped():
+    """VLAN_INTERFACE ``Vlan5|<prefix>`` twice: the collection writes one (the anycast gateway);
+    taking the first would let a plan delete the other as if it were ours."""
+    db = _mark_sonic(SONIC_DB)
+    db["VLAN_INTERFACE"]["Vlan5|10.0.55.1/24"] = {}
+    with pytest.raises(_fabric.IncompleteTenantError) as err:
+        _render_sonic.parse(json.dumps(db))
+    assert err.value.problems == [
+        "VLAN|Vlan5 (gpucloud:acme): VLAN_INTERFACE has 2 prefixes on Vlan5 (10.0.5.1/24, 10.0.55.1/24);"
+        " the collection writes one, the anycast gateway"
+    ]
+
+
+# --- EOS -----------------------------------------------------------------------------
+
+
+def test_eos_half_tenant_is_an_error_naming_what_is_missing():
+    text = (
+        "vlan 10\n   name gpucloud:a\n!\ninterface Vlan10\n   vrf RED\n   ip address virtual 10.0.10.1/24\n!\n"
+        "interface Vxlan1\n   vxlan vlan 10 vni 10\n!\n"
+    )
+    with pytest.raises(_fabric.IncompleteTenantError) as err:
+        platforms.parse_native("eos", text)
+    assert err.value.problems == ["vlan 10 name (gpucloud:a): no L3 VNI (interface Vxlan1 vxlan vrf RED vni)"]
+    assert _render_eos.parse(text + "interface Vxlan1\n   vxlan vrf RED vni 4001\n")[0]["l3vni"] == 4001
 
 
 @pytest.mark.parametrize("release", ["202605", "master"])
