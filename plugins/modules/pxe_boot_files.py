@@ -60,7 +60,6 @@ attributes:
   platform:
     support: full
     platforms: posix
-    description: Runs on the boot server (Python's standard library only).
 notes:
   - The role M(gpucloud.baremetal.pxe_server) copies the archive, then runs this module.
 """

@@ -252,6 +252,5 @@ def main() -> None:
     module.exit_json(changed=changed, nodes=rendered["nodes"], files=sorted(paths),
                      copies=rendered["copies"], seeds=len(rendered["seeds"]), manifest=bootfiles.manifest(hosts))
 
-
 if __name__ == "__main__":
     main()

@@ -22,10 +22,9 @@ for item in extra:
     code, value = item.split("=", 1)
     data = value.encode() if code == "60" else bytes.fromhex(value)
     opts += bytes([int(code), len(data)]) + data
-ZERO4 = bytes(4)
 opts += b"\x37\x04\x01\x03\x2b\x43\xff"
-pkt = struct.pack("!BBBBIHH4s4s4s4s16s64s128s4s", 1, 1, 6, 0, xid, 0, 0x8000, ZERO4, ZERO4, ZERO4, ZERO4,
-                  hw + bytes(10), bytes(64), bytes(128), b"\x63\x82\x53\x63") + opts
+pkt = struct.pack("!BBBBIHH4s4s4s4s16s64s128s4s", 1, 1, 6, 0, xid, 0, 0x8000, b"\0"*4, b"\0"*4, b"\0"*4, b"\0"*4,
+                  hw + b"\0"*10, b"\0"*64, b"\0"*128, b"\x63\x82\x53\x63") + opts
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
@@ -45,9 +44,9 @@ while time.time() < end:
     while i < len(data) and data[i] != 255:
         if data[i] == 0:
             i += 1
-            continue
+        continue
         o[data[i]] = data[i + 2:i + 2 + data[i + 1]]
-        i += 2 + data[i + 1]
+    i += 2 + data[i + 1]
     offers.append({"yiaddr": socket.inet_ntoa(data[16:20]), "siaddr": socket.inet_ntoa(data[20:24]),
                    "file": data[108:236].split(b"\0")[0].decode(), "type": o.get(53, b"\0")[0],
                    "server_id": socket.inet_ntoa(o[54]) if 54 in o else "", "vendor": o.get(60, b"").decode(),

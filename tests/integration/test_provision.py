@@ -395,8 +395,8 @@ def probe(mac: str, *options: str) -> list[dict]:
     return json.loads(run.stdout)
 
 
-def test_proxy_dhcp_answers_pxe_only_and_the_sites_server_gives_the_address(
-        served: Lab, client, tmp_path: Path) -> None:
+def test_proxy_dhcp_answers_pxe_only_and_the_sites_server_gives_the_address(served: Lab, client,
+                                                                             tmp_path: Path) -> None:
     """pxe_server_dhcp_mode=proxy: a second dnsmasq (the site's, in its own namespace on the lab
     bridge, range .230-.239) hands out addresses; ours gives a fleet node's PXE firmware its boot file
     (no address) and its iPXE the script URL, and says nothing to a MAC in no fleet. The lab's normal
