@@ -7,7 +7,7 @@ address, port 443): on a real host cluster that is the vCluster Service (443 -> 
 control-plane pod), where the vCluster binary terminates TLS, serves the Kubernetes API, and serves
 ``GET /node/join?token=<bootstrap token>``, the script of ``vcluster token create`` (vCluster Pro,
 closed source: it installs the Kubernetes binaries, enables containerd and the kubelet, and runs a
-normal ``kubeadm join``; ../shared/FACTS.md). In the lab the tenant API server listens on the
+normal ``kubeadm join``, per vCluster's private-nodes docs). In the lab the tenant API server listens on the
 control-plane host's management address, and this process, started by the lab controller in that
 host's network namespace, stands in front of it:
 
@@ -48,14 +48,15 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 
-from gpucloud_lab import pki
+import yaml
+
+from gpucloud_lab import config, pki
 
 IP_FREEBIND = 15  # linux/in.h
 TOKEN = re.compile(r"^([a-z0-9]{6})\.([a-z0-9]{16})$")  # kubeadm's bootstrap token format
-# kubeadm preflight checks a lab host cannot pass (the same list as inventories/lab/group_vars/gpu_nodes.yml,
-# with the reasons there): the real script runs on an installed GPU node, which passes them.
-LAB_PREFLIGHT_IGNORES = ("FileContent--proc-sys-net-ipv4-ip_forward", "FileExisting-crictl",
-                         "FileExisting-conntrack", "FileExisting-iptables")
+# kubeadm preflight checks a lab host cannot pass, with the reasons, are kept in one place: the lab inventory's
+# node_join_ignore_preflight_errors. The real script runs on an installed GPU node, which passes them.
+GPU_NODE_VARS = config.REPO_DIR / "inventories" / "lab" / "group_vars" / "gpu_nodes.yml"
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "te", "trailer", "upgrade"}
 
 
@@ -136,8 +137,12 @@ def token_problem(endpoint: Endpoint, token: str, now: datetime.datetime | None 
     return None
 
 
+def lab_preflight_ignores() -> list[str]:
+    return list(yaml.safe_load(GPU_NODE_VARS.read_text()).get("node_join_ignore_preflight_errors") or [])
+
+
 def join_script(endpoint: Endpoint, token: str, ca_hash: str) -> str:
-    ignores = ",".join(LAB_PREFLIGHT_IGNORES)
+    ignores = ",".join(lab_preflight_ignores())
     return (
         "#!/bin/sh\n"
         "# gpucloud lab: stand-in for vCluster's node join script (GET /node/join). The real one also installs\n"
