@@ -54,12 +54,23 @@ class FabricError(ProblemsError):
 
 
 class IncompleteTenantError(FabricError):
-    """A switch config holds objects marked as ours that do not make a whole tenant."""
+    """A switch config holds objects marked as ours that do not make a whole tenant.
+
+    ``tenants``: every tenant found, half ones included (the fields they lack empty), and
+    ``half``: the names of the half ones, when the only problems are missing parts. ``tenants``
+    is None when a tenant holds more than the one value the collection writes (which of them is
+    ours cannot be told, so nothing may be removed).
+    """
 
     HEAD = (
         "the switch config holds incomplete tenants of this collection; nothing was changed"
-        " (complete or remove these objects by hand, then run again)"
+        " (remove them with state=deleted, or complete or remove these objects by hand, then run again)"
     )
+
+    def __init__(self, problems: list[str], tenants: list[dict] | None = None, half: list[str] | None = None) -> None:
+        super().__init__(problems)
+        self.tenants = tenants
+        self.half = sorted(set(half or ()))
 
 
 # What a parsed tenant must have, and how the problem reads (the native path follows it).
@@ -85,14 +96,54 @@ def incomplete(where: str, tenant: dict, paths: dict[str, str]) -> list[str]:
     ]
 
 
-def check_parsed(problems: list[str]) -> None:
-    """``IncompleteTenantError`` listing ``problems``, if any; a half tenant is never returned.
+def check_parsed(
+    tenants: list[dict], gaps: list[str], conflicts: list[str] | None = None, half: list[str] | None = None
+) -> list[dict]:
+    """The parsed tenants (canonical order), or ``IncompleteTenantError`` naming every problem.
 
-    Planning from a half tenant would unset what it cannot name (a VRF without a name) or
-    re-create it on top of what is there, so the caller stops before anything is changed.
+    A half tenant is never returned: planning on it would re-create it on top of what is there
+    or unset what it cannot name. ``gaps`` (missing parts) leave the tenants on the error for
+    ``state=deleted``, which removes the parts a half tenant has (``stand_in``); ``conflicts``
+    (a second value where the collection writes one) leave none: nothing may be removed then.
+    ``half``: the names of the tenants with gaps.
     """
-    if problems:
-        raise IncompleteTenantError(problems)
+    if gaps or conflicts:
+        raise IncompleteTenantError([*gaps, *(conflicts or ())], None if conflicts else normalise(tenants), half)
+    return normalise(tenants)
+
+
+def is_partial(t: dict) -> bool:
+    """Whether a parsed tenant lacks a part (``PARSED_FIELDS``): a half tenant."""
+    return not (t["vni"] and t["vrf"] and t["l3vni"] and t["gateway"])
+
+
+def split_partial(tenants: list[dict]) -> tuple[list[dict], list[dict]]:
+    """``(whole, half)`` tenants, in their order; ``(tenants, [])`` when none is half."""
+    half = [t for t in tenants if is_partial(t)]
+    if not half:
+        return tenants, half
+    return [t for t in tenants if not is_partial(t)], half
+
+
+# What the writers get for a half tenant's missing fields; none is a value validation lets
+# through (VNI 16777215/16777216 are outside 1..16777214, the VRF name is longer than 15
+# characters, a gateway is at most a /30), so a native item holding one is exactly a part the
+# tenant does not have.
+_STAND_INS = {"vni": 16777215, "vrf": "gpucloud-no-vrf-found", "l3vni": 16777216, "gateway": "255.255.255.255/32"}
+
+
+def stand_in(t: dict) -> tuple[dict, re.Pattern | None]:
+    """A half tenant with stand-ins for what it lacks, and the pattern that finds them in text.
+
+    The writers write a half tenant whole, with the stand-ins; what holds one (``pattern.search``
+    on the item's ``repr``) is left out. For a whole tenant: ``(t, None)``.
+    """
+    missing = [key for key, unused in PARSED_FIELDS if not t[key]]
+    if not missing:
+        return t, None
+    filled = dict(t, **{key: _STAND_INS[key] for key in missing})
+    words = [re.escape(str(_STAND_INS[key])) for key in missing]
+    return filled, re.compile(r"(?<![\d.])(?:%s)(?![\d])" % "|".join(words))
 
 
 def marker(tenant: str) -> str:

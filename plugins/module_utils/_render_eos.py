@@ -21,11 +21,12 @@ from ._fabric import (
     check_parsed,
     incomplete,
     marker,
-    normalise,
     owner,
     pairs,
     port_groups,
     port_key,
+    split_partial,
+    stand_in,
 )
 
 INDENT = "   "
@@ -103,9 +104,14 @@ def render_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -
     head = "! gpucloud.baremetal: tenant networks of %s (EOS); generated, do not edit\n" % switch["name"]
     if switch.get("role") != "leaf":
         head += "! %s is a %s: spines carry no tenant networks\n" % (switch["name"], switch.get("role"))
-    if not tenants:
-        return {"eos.cfg": head}
-    return {"eos.cfg": head + _cli_text(switch, tenants, underlay, opts)}
+    whole, half = split_partial(tenants)
+    text = head + _cli_text(switch, whole, underlay, opts) if whole else head
+    if half:
+        # Half tenants (as parsed, for state=deleted's diff): the lines each has, after the rest.
+        items = [item for t in half for item in tenant_items(switch, t, underlay, opts)]
+        text += "! incomplete tenants (%s): the parts found\n" % ", ".join(t["name"] for t in half)
+        text += "".join(line + "\n" for line in to_text(items))
+    return {"eos.cfg": text}
 
 
 _VRF_BGP = (
@@ -197,9 +203,14 @@ def global_items(switch: dict, underlay: dict, opts: dict) -> list[Item]:
 
 
 def tenant_items(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item]:
-    """One tenant's lines, read back from the writer's text."""
+    """One tenant's lines, read back from the writer's text.
+
+    A half tenant: the lines of the parts it has (``stand_in``), a block with its lines.
+    """
+    t, missing = stand_in(t)
     common = set(global_items(switch, underlay, opts))
-    return [i for i in cli_items(_cli_text(switch, [t], underlay, opts)) if i not in common]
+    items = [i for i in cli_items(_cli_text(switch, [t], underlay, opts)) if i not in common]
+    return items if missing is None else [i for i in items if not missing.search(repr(i))]
 
 
 def _negate(item: Item) -> Item:
@@ -212,6 +223,9 @@ def _negate(item: Item) -> Item:
 
 
 def _removal(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item]:
+    """The lines that remove a tenant; a half tenant's: those of the parts it has."""
+    own = tenant_items(switch, t, underlay, opts)
+    t, missing = stand_in(t)
     bgp = "router bgp %d" % switch["asn"]
     items: list[Item] = [
         (bgp, "no vlan %d" % t["vlan"]),
@@ -221,10 +235,9 @@ def _removal(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item]:
         ("no interface Vlan%d" % t["vlan"],),
     ]
     ports = {"interface %s" % p["port"] for p in t["ports"]}
-    own = tenant_items(switch, t, underlay, opts)
     items += [_negate(i) for i in own if i[0] in ports and i[-1] != "switchport mode trunk"]
     items += [("no ip routing vrf %s" % t["vrf"],), ("no vrf instance %s" % t["vrf"],), ("no vlan %d" % t["vlan"],)]
-    return items
+    return items if missing is None else [i for i in items if not missing.search(repr(i))]
 
 
 def _shared(item: Item) -> bool:
@@ -368,6 +381,7 @@ def parse(config: Any) -> list[dict]:
                         ports.setdefault(v, []).append({"port": port, "mode": "trunk"})
     tenants = []
     problems: list[str] = []
+    half: list[str] = []
     for vlan, name in names.items():
         svi = svis.get(vlan, {})
         vrf = svi.get("vrf", "")
@@ -387,7 +401,9 @@ def parse(config: Any) -> list[dict]:
             "l3vni": "interface Vxlan1 vxlan vrf %s vni" % (vrf or "<vrf>"),
             "gateway": "interface Vlan%d ip address virtual" % vlan,
         }
-        problems.extend(incomplete("vlan %d name" % vlan, t, paths))
+        gaps = incomplete("vlan %d name" % vlan, t, paths)
+        if gaps:
+            problems.extend(gaps)
+            half.append(name)
         tenants.append(t)
-    check_parsed(problems)
-    return normalise(tenants)
+    return check_parsed(tenants, problems, half=half)

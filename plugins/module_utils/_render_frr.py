@@ -87,12 +87,14 @@ def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, o
             add.append(new)
     lines: list[str] = []
     asn = switch["asn"]
-    if remove:
-        lines += ["router bgp %d" % asn, " address-family l2vpn evpn"]
-        lines += ["  no vni %d" % t["vni"] for t in remove]
-        lines += [" exit-address-family", "exit"]
-        for t in remove:
+    # A half tenant (parsed, state=deleted) lacks a VNI, VRF or L3 VNI: only what it names goes.
+    vnis = ["  no vni %d" % t["vni"] for t in remove if t["vni"]]
+    if vnis:
+        lines += ["router bgp %d" % asn, " address-family l2vpn evpn", *vnis, " exit-address-family", "exit"]
+    for t in remove:
+        if t["vrf"]:
             lines += ["no router bgp %d vrf %s" % (asn, frr_vrf(switch, t["vrf"]))]
+        if t["vrf"] and t["l3vni"]:
             lines += ["vrf %s" % frr_vrf(switch, t["vrf"]), " no vni %d" % t["l3vni"], "exit-vrf"]
     if add:
         lines += render(switch, add, underlay, opts).splitlines()[2:]

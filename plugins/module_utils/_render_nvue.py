@@ -23,6 +23,7 @@ Anycast gateway: VRR on the SVI (``ip vrr address``/``mac-address``), the VRF's 
 from __future__ import annotations
 
 import functools
+import json
 import re
 from typing import Any
 
@@ -35,11 +36,12 @@ from ._fabric import (
     check_parsed,
     incomplete,
     marker,
-    normalise,
     owner,
     pairs,
     port_groups,
     port_key,
+    split_partial,
+    stand_in,
 )
 
 BRIDGE = "br_default"
@@ -57,7 +59,11 @@ def rt(opts: dict, vni: int) -> str:
 
 
 def tenant_roots(t: dict) -> list[Path]:
-    """What to unset to remove a tenant: whole objects, plus its memberships on shared ports."""
+    """What to unset to remove a tenant: whole objects, plus its memberships on shared ports.
+
+    A half tenant (parsed, ``state=deleted``): the objects it names; not what it lacks.
+    """
+    t, missing = stand_in(t)
     roots: list[Path] = [
         ("interface", "vlan%d" % t["vlan"]),
         ("vrf", t["vrf"]),
@@ -69,7 +75,7 @@ def tenant_roots(t: dict) -> list[Path]:
             roots.append(("interface", p["port"], "bridge", "domain", BRIDGE, "access"))
         else:
             roots.append(("interface", p["port"], "bridge", "domain", BRIDGE, "vlan", str(t["vlan"])))
-    return roots
+    return roots if missing is None else [r for r in roots if not missing.search(repr(r))]
 
 
 def tree(items: list[Item]) -> dict:
@@ -119,6 +125,9 @@ def render_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict, n
     (a leaf's trunk ports) is formatted once per file, not once per tenant.
     """
     head = "# gpucloud.baremetal: tenant networks of %s (NVUE); generated, do not edit\n" % switch["name"]
+    whole, half = split_partial(tenants)
+    if half:
+        return _with_half(switch, whole, half, underlay, opts, nv, head)
     if not tenants:
         return {"nvue.yaml": head + "[]\n", **({"nvue.nv": head} if nv else {})}
     check_distinct(tenants, "vlan", "vni", "vrf")
@@ -130,6 +139,23 @@ def render_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict, n
     out = {"nvue.yaml": head + _yaml_text(switch, tenants, groups, underlay, opts)}
     if nv:
         out["nvue.nv"] = head + _nv_text(switch, tenants, underlay, opts)
+    return out
+
+
+def _with_half(
+    switch: dict, whole: list[dict], half: list[dict], underlay: dict, opts: dict, nv: bool, head: str
+) -> dict[str, str]:
+    """The files with half tenants (as parsed, for ``state=deleted``'s diff): the whole ones as
+    always, then the parts each half tenant has, as one more ``- set:`` entry and ``nv set`` lines."""
+    out = render_text(switch, whole, underlay, opts, nv)
+    items = [item for t in half for item in tenant_items(switch, t, underlay, opts)]
+    names = ", ".join(t["name"] for t in half)
+    out["nvue.yaml"] = (out["nvue.yaml"] if whole else head) + (
+        "# incomplete tenants (%s): the parts found\n- set: %s\n" % (names, json.dumps(tree(items)))
+    )
+    if nv:
+        out["nvue.nv"] += "# incomplete tenants (%s): the parts found\n" % names
+        out["nvue.nv"] += "".join(line + "\n" for line in nv_set(items))
     return out
 
 
@@ -361,8 +387,13 @@ def global_items(switch: dict, underlay: dict) -> list[Item]:
 
 
 def tenant_items(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item]:
-    """One tenant's config as items, read back from the writer's ``nv set`` lines."""
-    return nv_items(_nv_tenant(_nv_switch(switch, underlay), t, opts, {}))
+    """One tenant's config as items, read back from the writer's ``nv set`` lines.
+
+    A half tenant: the items of the parts it has (``stand_in``).
+    """
+    t, missing = stand_in(t)
+    items = nv_items(_nv_tenant(_nv_switch(switch, underlay), t, opts, {}))
+    return items if missing is None else [i for i in items if not missing.search(repr(i))]
 
 
 # --- delta ---------------------------------------------------------------------------
@@ -466,7 +497,8 @@ def parse(config: Any) -> list[dict]:
     """Tenants we own in an NVUE config (any form), in the neutral shape.
 
     ``IncompleteTenantError`` when an SVI marked as ours is not a whole tenant (no L2 VNI, VRF,
-    L3 VNI or VRR gateway) or holds more than one VRR/SVI address, VNI or L3 VNI.
+    L3 VNI or VRR gateway: the error holds the tenants, half ones included) or holds more than
+    one VRR/SVI address, VNI or L3 VNI.
     """
     cfg = load(config)
     interfaces = cfg.get("interface") or {}
@@ -481,7 +513,9 @@ def parse(config: Any) -> list[dict]:
             if str(v).isdigit():
                 ports.setdefault(int(v), []).append({"port": str(name), "mode": "trunk"})
     tenants = []
-    problems: list[str] = []
+    gaps: list[str] = []
+    conflicts: list[str] = []
+    half: list[str] = []
     for name, iface in interfaces.items():
         m = _SVI.match(str(name))
         tenant = owner((iface or {}).get("description")) if m else None
@@ -514,13 +548,15 @@ def parse(config: Any) -> list[dict]:
             "l3vni": "vrf %s evpn vni" % (vrf or "<vrf>"),
             "gateway": "%s ip vrr address" % where,
         }
-        problems.extend(incomplete(where, t, paths))
+        own_gaps = incomplete(where, t, paths)
+        if own_gaps:
+            gaps.extend(own_gaps)
+            half.append(tenant)
         paths["address"] = "%s ip address" % where
-        problems.extend(
+        conflicts.extend(
             "%s (%s): %s has %s; the collection writes one" % (where, marker(tenant), paths[key], ", ".join(values))
             for key, values in found.items()
             if len(values) > 1
         )
         tenants.append(t)
-    check_parsed(problems)
-    return normalise(tenants)
+    return check_parsed(tenants, gaps, conflicts, half)

@@ -29,7 +29,18 @@ import functools
 import json
 from typing import Any
 
-from ._fabric import FabricError, check_distinct, check_parsed, incomplete, marker, normalise, owner, pairs, port_key
+from ._fabric import (
+    FabricError,
+    check_distinct,
+    check_parsed,
+    incomplete,
+    marker,
+    owner,
+    pairs,
+    port_key,
+    split_partial,
+    stand_in,
+)
 
 VTEP = "vtep"
 NVO = "nvo"
@@ -74,6 +85,12 @@ def render_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -
     shared by many tenants (a leaf's trunk ports) are formatted once and only the VLAN is
     filled in per tenant.
     """
+    whole, half = split_partial(tenants)
+    if half:
+        # Half tenants (as parsed, for state=deleted's diff): the entries each has, merged in.
+        items = db_items(json.loads(render_text(switch, whole, underlay, opts)["sonic.json"]))
+        items += [item for t in half for item in tenant_items(switch, t, underlay, opts)]
+        return {"sonic.json": json.dumps(to_config_db(items), indent=2) + "\n"}
     if not tenants:
         return {"sonic.json": "{}\n"}
     check_distinct(tenants, "vrf")
@@ -173,8 +190,20 @@ def global_items(switch: dict, underlay: dict, opts: dict) -> list[Item]:
 
 
 def tenant_items(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item]:
-    """One tenant's entries, read back from the writer's config_db JSON."""
-    return [i for i in db_items(json.loads(_json_text(switch, [t], underlay, opts))) if i[0] not in GLOBAL_TABLES]
+    """One tenant's entries, read back from the writer's config_db JSON.
+
+    A half tenant: the entries of the parts it has (``stand_in``): an entry whose key holds a
+    part it lacks is left out, as is a field that holds one (``VRF|Vrf-x`` without its ``vni``).
+    """
+    t, missing = stand_in(t)
+    items = [i for i in db_items(json.loads(_json_text(switch, [t], underlay, opts))) if i[0] not in GLOBAL_TABLES]
+    if missing is None:
+        return items
+    return [
+        (table, key, tuple(f for f in fields if not missing.search(repr(f))))
+        for table, key, fields in items
+        if not missing.search(key)
+    ]
 
 
 def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict) -> dict:
@@ -223,8 +252,15 @@ def parse(config: Any) -> list[dict]:
             vlan, addr = key.split("|", 1)
             addresses.setdefault(vlan, []).append(addr)
     vrfs = db.get("VRF") or {}
+    l3vlans = {
+        owner(f.get("description")): name
+        for name, f in vlans.items()
+        if isinstance(f, dict) and str(f.get("description", "")).endswith(":l3vni")
+    }
     tenants = []
-    problems: list[str] = []
+    gaps: list[str] = []
+    conflicts: list[str] = []
+    half: list[str] = []
     for name, fields in vlans.items():
         description = (fields or {}).get("description")
         tenant = owner(description)
@@ -249,14 +285,24 @@ def parse(config: Any) -> list[dict]:
             "l3vni": "VRF|%s vni" % (vrf or "<vrf>"),
             "gateway": "VLAN_INTERFACE|%s|<prefix>" % name,
         }
-        problems.extend(incomplete(where, t, paths))
+        own_gaps = incomplete(where, t, paths)
+        if own_gaps:
+            gaps.extend(own_gaps)
+            half.append(tenant)
+            # For state=deleted: the tenant's L3 VNI VLAN (ours by its marker) still names its VRF
+            # and L3 VNI when the SVI's binding or the VRF's vni is gone.
+            l3 = l3vlans.get(tenant)
+            bound = str((ifaces.get(l3) or {}).get("vrf_name", "")) if l3 else ""
+            if not t["vrf"] and bound:
+                t["vrf"] = bound[len(VRF_PREFIX) :] if bound.startswith(VRF_PREFIX) else bound
+            if not t["l3vni"] and l3:
+                t["l3vni"] = vni_of.get(l3, 0)
         if len(gateways) > 1:
             # The collection writes one prefix, the anycast gateway; which of these is it? Taking
             # one would let a plan delete the others as if they were ours.
-            problems.append(
+            conflicts.append(
                 "%s (%s): VLAN_INTERFACE has %d prefixes on %s (%s); the collection writes one, the anycast gateway"
                 % (where, marker(tenant), len(gateways), name, ", ".join(gateways))
             )
         tenants.append(t)
-    check_parsed(problems)
-    return normalise(tenants)
+    return check_parsed(tenants, gaps, conflicts, half)

@@ -61,6 +61,10 @@ options:
       - V(overridden) makes the switch carry exactly the fleet's tenants; tenants we own that are
         not in the fleet are removed.
       - V(deleted) removes the tenants named in O(tenants), or every tenant we own.
+      - A tenant of ours that is only half on the switch (its marker, but no L2 VNI, VRF, L3 VNI
+        or anycast gateway) stops every state before any change, except V(deleted) when it is
+        among the tenants to remove; then the parts it has are removed, and RV(incomplete) names
+        what was missing.
       - V(gathered) and V(parsed) read O(running_config) back into the model's shape.
     type: str
     default: merged
@@ -181,6 +185,13 @@ changes:
   returned: state is merged, replaced, overridden or deleted
   type: dict
   sample: {"added": ["acme"], "removed": ["old"], "modified": []}
+incomplete:
+  description:
+    - With V(deleted), the problems of the half tenants it removes (what each lacked, with the native path).
+  returned: state is deleted and the switch held half tenants
+  type: list
+  elements: str
+  sample: ["interface vlan10 (gpucloud:acme): no VRF (interface vlan10 ip vrf)"]
 commands:
   description:
     - The native change. NVUE - C(set) (REST body), C(unset) (REST paths), C(nv) (nv set/unset lines).
@@ -199,6 +210,7 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric import 
     FRR_PLATFORMS,
     STATES,
     FabricError,
+    IncompleteTenantError,
     changes,
     desired,
     full_switch,
@@ -232,6 +244,23 @@ def _empty(commands: dict) -> bool:
     return not any(commands.values())
 
 
+def _gathered(platform: str, running: object, state: str, names: list | None) -> tuple[list[dict], list[str]]:
+    """The tenants we own on the switch, and the problems of half tenants that ``deleted`` removes.
+
+    A half tenant (ours by its marker, without its L2 VNI, VRF, L3 VNI or gateway) stops every
+    state before any change, except ``deleted`` when it is one of the tenants to remove: then the
+    parts it has are removed (the error says which tenants are half).
+    """
+    try:
+        return parse_native(platform, running), []
+    except IncompleteTenantError as exc:
+        if state != "deleted" or exc.tenants is None:
+            raise
+        if names and not set(exc.half) <= set(names):
+            raise
+        return exc.tenants, exc.problems
+
+
 def run(params: dict) -> dict:
     state = params["state"]
     switch = params["switch"]
@@ -258,7 +287,7 @@ def run(params: dict) -> dict:
         return {"changed": False, "rendered": render_files(switch, underlay, opts)}
     if params["running_config"] is None:
         raise FabricError(["running_config: required with state=%s; gather the switch's config first" % state])
-    have = parse_native(platform, params["running_config"])
+    have, incomplete = _gathered(platform, params["running_config"], state, params["tenants"])
     want = desired(switch)
     after = plan(state, want, have, params["tenants"])
     commands = _command_set(platform, switch, have, after, underlay, opts)
@@ -269,6 +298,8 @@ def run(params: dict) -> dict:
         "changes": changes(have, after),
         "commands": commands,
     }
+    if incomplete:
+        result["incomplete"] = incomplete
     if params.get("render_after"):
         result["rendered"] = render_tenants(switch, after, underlay, opts)
     if result["changed"]:

@@ -221,13 +221,20 @@ def test_nvue_second_gateway_is_reported_not_dropped():
 
 
 def test_half_tenant_stops_the_module_before_any_command():
-    """``switch_tenants`` fails with the problems (``fail_json``) instead of planning on half a tenant."""
+    """``switch_tenants`` fails with the problems (``fail_json``) instead of planning on half a
+    tenant; ``deleted`` removes the parts it has (test_fabric_half_tenants.py)."""
     from tests.unit.plugins.module_utils.test_fabric_states import LEAVES, params
 
     half = WHOLE_NV.replace("nv set interface vlan10 ip vrf RED\n", "")
-    for state in ("merged", "overridden", "deleted", "parsed"):
+    for state in ("merged", "replaced", "overridden", "parsed"):
         with pytest.raises(_fabric.FabricError, match=r"interface vlan10 \(gpucloud:a\): no VRF"):
             switch_tenants.run(params(LEAVES["nvue"], state, half))
+    removed = switch_tenants.run(params(LEAVES["nvue"], "deleted", half))
+    assert removed["commands"]["nv"] == [
+        "nv unset interface vlan10",
+        "nv unset evpn vni 10",
+        "nv unset bridge domain br_default vlan 10",
+    ]
 
 
 def test_nvue_foreign_objects_next_to_ours_are_left_out():
