@@ -334,8 +334,26 @@ def _vlan_list(text: str) -> set[int]:
     return out
 
 
+def _number_list(text: str) -> list[int]:
+    """``10-12,20`` -> [10, 11, 12, 20], in the order written; [] when it is not such a list."""
+    out: list[int] = []
+    for part in text.split(","):
+        m = re.match(r"^(\d+)(?:-(\d+))?$", part.strip())
+        if m is None or (m.group(2) and int(m.group(2)) < int(m.group(1))):
+            return []
+        out.extend(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
+    return out
+
+
 def parse(config: Any) -> list[dict]:
-    """Tenants we own in an EOS running-config (or our rendered text), neutral shape."""
+    """Tenants we own in an EOS running-config (or our rendered text), neutral shape.
+
+    EOS's list forms are read as EOS defines them: a ``vlan 10-12,20`` block (running-config
+    groups VLANs with the same config so; arista.eos's vlans parser reads it the same way) is
+    each of those VLANs, ``switchport trunk allowed vlan 10-12,20`` allows each, and
+    ``vxlan vlan 10-12 vni 10010-10012`` maps them pairwise. One tenant's marker on more than one
+    VLAN is an ``IncompleteTenantError`` (the collection writes it on one).
+    """
     text = "\n".join(config) if isinstance(config, list) else str(config or "")
     names: dict[int, str] = {}
     svis: dict[int, dict] = {}
@@ -344,11 +362,12 @@ def parse(config: Any) -> list[dict]:
     ports: dict[int, list[dict]] = {}
     for line, children in blocks(text):
         kids = [c for c, unused in children]
-        m = re.match(r"^vlan (\d+)$", line)
+        m = re.match(r"^vlan ([\d,-]+)$", line)
         if m:
             for kid in kids:
                 if kid.startswith("name ") and owner(kid[5:]):
-                    names[int(m.group(1))] = owner(kid[5:])
+                    for vlan in _number_list(m.group(1)):
+                        names[vlan] = owner(kid[5:])
             continue
         m = re.match(r"^interface Vlan(\d+)$", line)
         if m:
@@ -362,9 +381,11 @@ def parse(config: Any) -> list[dict]:
             continue
         if line.startswith("interface Vxlan"):
             for kid in kids:
-                m = re.match(r"^vxlan vlan (\d+) vni (\d+)$", kid)
+                m = re.match(r"^vxlan vlan ([\d,-]+) vni ([\d,-]+)$", kid)
                 if m:
-                    l2vni[int(m.group(1))] = int(m.group(2))
+                    vlans, vnis = _number_list(m.group(1)), _number_list(m.group(2))
+                    if len(vlans) == len(vnis):
+                        l2vni.update((vlan, vnis[i]) for i, vlan in enumerate(vlans))
                 m = re.match(r"^vxlan vrf (\S+) vni (\d+)$", kid)
                 if m:
                     l3vni[m.group(1)] = int(m.group(2))
@@ -382,6 +403,15 @@ def parse(config: Any) -> list[dict]:
     tenants = []
     problems: list[str] = []
     half: list[str] = []
+    by_name: dict[str, list[int]] = {}
+    for vlan, name in names.items():
+        by_name.setdefault(name, []).append(vlan)
+    conflicts = [
+        "vlan %s name (%s): one tenant's marker on %d VLANs; the collection writes it on one"
+        % (vlan_ranges(vlans), marker(name), len(vlans))
+        for name, vlans in sorted(by_name.items())
+        if len(vlans) > 1
+    ]
     for vlan, name in names.items():
         svi = svis.get(vlan, {})
         vrf = svi.get("vrf", "")
@@ -406,4 +436,4 @@ def parse(config: Any) -> list[dict]:
             problems.extend(gaps)
             half.append(name)
         tenants.append(t)
-    return check_parsed(tenants, problems, half=half)
+    return check_parsed(tenants, problems, conflicts, half)

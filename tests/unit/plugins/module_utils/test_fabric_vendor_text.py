@@ -343,3 +343,59 @@ def test_sonic_vendor_sample_is_valid_for_the_release(release):
 
     rc, message = yanglint(_mark_sonic(SONIC_DB), release)
     assert rc == 0, message
+
+
+EOS_RANGES = (VENDOR / "eos-running-config-ranges.cfg").read_text()
+
+
+def test_eos_running_config_ranges_are_expanded_as_eos_defines_them():
+    """``vlan 10,20`` / ``vlan 30-32`` blocks, ranged trunk lists and ``vxlan vlan A-B vni X-Y``.
+
+    Before (issue 8) a ``vlan 101-102`` block was not read at all (``^vlan (\\d+)$``) and a ranged
+    ``vxlan vlan`` map left its tenants without an L2 VNI (an IncompleteTenantError).
+    """
+    tenants = _render_eos.parse(EOS_RANGES)
+    got = [(t["name"], t["vlan"], t["vni"], t["vrf"], t["l3vni"], t["gateway"]) for t in tenants]
+    assert got == [
+        ("acme", 101, 10101, "acme", 50101, "10.101.0.1/24"),
+        ("beta", 102, 10102, "beta", 50102, "10.102.0.1/24"),
+        ("cobalt", 110, 10110, "cobalt", 50110, "10.110.0.1/24"),
+    ]
+    trunk = {"port": "Ethernet2", "mode": "trunk"}
+    assert [t["ports"] for t in tenants] == [[{"port": "Ethernet1", "mode": "access"}, trunk], [trunk], [trunk]]
+    # the switch's own VLANs (a ranged, suspended block) and its own trunk are not ours
+    assert not [p for t in tenants for p in t["ports"] if p["port"] == "Ethernet3"]
+
+
+def test_eos_vlan_blocks_read_as_arista_eos_reads_them():
+    """arista.eos's vlans parser (an independent reader) and ours agree on every VLAN's name."""
+    from ansible_collections.arista.eos.plugins.module_utils.network.eos.facts.vlans.vlans import VlansFacts
+
+    text = "".join(line + "\n" for line in EOS_RANGES.splitlines() if not line.startswith("! "))  # the header
+    blocks = "\n".join(b for b in ("\n" + text).split("\n!") if b.strip().startswith("vlan "))
+    facts = VlansFacts(module=None).populate_facts(None, {"ansible_network_resources": {}}, blocks)
+    theirs = {v["vlan_id"]: v.get("name") for v in facts["ansible_network_resources"]["vlans"]}
+    assert {10, 20, 30, 31, 32} <= set(theirs) and theirs[20] == "SERVERS"
+    ours = {t["vlan"]: _fabric.marker(t["name"]) for t in _render_eos.parse(EOS_RANGES)}
+    assert ours == {vlan: name for vlan, name in theirs.items() if _fabric.owner(name)}
+
+
+def test_eos_one_marker_on_a_vlan_range_is_refused():
+    """``vlan 101,103`` named ``gpucloud:acme``: one tenant on two VLANs, which the collection never
+    writes; planning on either would touch the other. Refused, also for deleted."""
+    text = EOS_RANGES.replace("vlan 101\n", "vlan 101,103\n")
+    with pytest.raises(_fabric.IncompleteTenantError) as err:
+        _render_eos.parse(text)
+    assert (
+        "vlan 101,103 name (gpucloud:acme): one tenant's marker on 2 VLANs; the collection writes it on one"
+        in err.value.problems
+    )
+    assert err.value.tenants is None
+
+
+@pytest.mark.parametrize(
+    "line, vlans",
+    [("10-12,20", [10, 11, 12, 20]), ("5", [5]), ("12-10", []), ("10,x", []), ("1-3,2", [1, 2, 3, 2])],
+)
+def test_eos_number_lists(line, vlans):
+    assert _render_eos._number_list(line) == vlans
