@@ -179,3 +179,108 @@ def test_shared_trunk_ports_are_one_list():
     copied = dict(leaf, tenants=copy.deepcopy(leaf["tenants"]))
     trunk = [t for t in _fabric.desired(copied) if t["ports"] and t["ports"][0]["mode"] == "trunk"]
     assert len({id(t["ports"]) for t in trunk}) == 1
+
+
+# Lines of our EOS render that no arista.eos (12.0.0) resource parser reads, each with the reason.
+# ../shared/FACTS.md's EOS section names only `redistribute learned` (valid EOS, refused by
+# eos_bgp_global); the other lines are Arista's EVPN/VXLAN CLI, which arista.eos has no module for.
+EOS_NOT_READ = {
+    r"ip virtual-router mac-address \S+": "no arista.eos resource module reads the virtual-router (VARP) MAC",
+    r"ip routing vrf \S+": "no arista.eos resource module reads ip routing; vrf_global reads vrf instance blocks only",
+    r"interface Vxlan1 / .*": "arista.eos has no VXLAN resource module (interface Vxlan1)",
+    r"interface Vlan\d+ / vrf \S+": "eos_interfaces and eos_l3_interfaces read no VRF membership",
+    r"router bgp \d+ / (vlan \d+|vrf \S+) / rd auto": "eos_bgp_global reads no rd",
+    r"router bgp \d+ / vlan \d+ / redistribute learned": "eos_bgp_global parses it, its argspec refuses protocol 'learned'",
+    r"router bgp \d+ / vrf \S+ / route-target import evpn \S+": (
+        "eos_bgp_global keeps one route_target per vrf block: the export line after it replaces it"
+    ),
+}
+
+
+def eos_read_back_all(text: str, tenants: list[dict], switch: dict) -> set[str]:
+    """Every part of our EOS text that an arista.eos parser reads, compared with what we meant.
+
+    Returns the lines (``block / line``) it compared; the caller checks that the rest is exactly
+    ``EOS_NOT_READ``.
+    """
+    from ansible_collections.arista.eos.plugins.module_utils.network.eos.facts.interfaces.interfaces import (
+        InterfacesFacts,
+    )
+    from ansible_collections.arista.eos.plugins.module_utils.network.eos.facts.l3_interfaces.l3_interfaces import (
+        L3_interfacesFacts,
+    )
+    from ansible_collections.arista.eos.plugins.module_utils.network.eos.rm_templates.bgp_global import (
+        Bgp_globalTemplate,
+    )
+    from ansible_collections.arista.eos.plugins.module_utils.network.eos.rm_templates.vrf_global import (
+        Vrf_globalTemplate,
+    )
+
+    read: set[str] = set()
+    check_eos(text, tenants)  # vlans and l2_interfaces
+    for item in eos.cli_items(text):
+        if item[0].startswith("vlan ") or (item[0].startswith("interface ") and item[-1].startswith("switchport")):
+            read.add(" / ".join(item))
+    # vrf instance blocks: eos_vrf_global
+    vrf_lines = [line for line in text.splitlines() if line.startswith("vrf instance ")]
+    vrfs = Vrf_globalTemplate(lines=vrf_lines, module=None).parse()
+    assert sorted(vrfs) == sorted(t["vrf"] for t in tenants)
+    read.update(vrf_lines)
+    # SVIs: eos_interfaces (description) and eos_l3_interfaces (ip address virtual)
+    ifaces, l3 = InterfacesFacts(module=None), L3_interfacesFacts(module=None)
+    for t in tenants:
+        block = next(b for b in ("\n" + text).split("\ninterface ")[1:] if b.split()[0] == "Vlan%d" % t["vlan"])
+        assert ifaces.render_config(ifaces.generated_spec, block)["description"] == _fabric.marker(t["name"])
+        assert l3.render_config(l3.generated_spec, block)["ipv4"] == [{"virtual": True, "address": t["gateway"]}]
+        read.update(
+            "interface Vlan%d / %s" % (t["vlan"], line)
+            for line in ("description " + _fabric.marker(t["name"]), "ip address virtual " + t["gateway"])
+        )
+    # router bgp: eos_bgp_global, one vlan/vrf block at a time (it keeps one vlan per instance)
+    bgp = "router bgp %d" % switch["asn"]
+    nodes = dict(eos.blocks(text))[bgp]
+    for line, children in nodes:
+        lines = [bgp, "   " + line, *("      " + c for c, unused in children)]
+        got = Bgp_globalTemplate(lines=lines, module=None).parse()
+        assert got["as_number"] == switch["asn"]
+        if not children:
+            assert got["vrfs"]["vrf_"]["router_id"] == switch["loopback"] and line == "router-id " + switch["loopback"]
+            read.add("%s / %s" % (bgp, line))
+            continue
+        t = next(x for x in tenants if line in ("vlan %d" % x["vlan"], "vrf %s" % x["vrf"]))
+        if line.startswith("vlan "):
+            block = got["vrfs"]["vrf_"]
+            assert block["vlan"] == t["vlan"]
+            assert block["route_target"] == {"action": "both", "target": eos.rt(OPTS, t["vni"])}
+            read.add("%s / %s / route-target both %s" % (bgp, line, eos.rt(OPTS, t["vni"])))
+        else:
+            block = got["vrfs"]["vrf_" + t["vrf"]]
+            assert block["route_target"] == {"action": "export", "type": "evpn", "target": eos.rt(OPTS, t["l3vni"])}
+            assert block["redistribute"] == [{"protocol": "connected"}]
+            read.update(
+                "%s / %s / %s" % (bgp, line, c)
+                for c in ("route-target export evpn " + eos.rt(OPTS, t["l3vni"]), "redistribute connected")
+            )
+    return read
+
+
+EOS_LEAVES = [s for s in SWITCHES if s[1]["platform"] == "eos" and s[1]["role"] == "leaf"]
+
+
+@pytest.mark.parametrize(("name", "switch", "underlay"), EOS_LEAVES, ids=[s[0] for s in EOS_LEAVES])
+def test_eos_render_read_back_by_every_arista_eos_parser(name, switch, underlay):
+    """Every line of our EOS render is either read back by an arista.eos parser and compared with
+    the tenants, or listed in ``EOS_NOT_READ`` with the reason (and each entry there is used)."""
+    import re
+
+    tenants = _fabric.desired(switch)
+    text = platforms.render_files(switch, underlay)["eos.cfg"]
+    read = eos_read_back_all(text, tenants, switch)
+    lines = {" / ".join(item) for item in eos.cli_items(text)}
+    rest = lines - read
+    unexplained = sorted(line for line in rest if not any(re.fullmatch(p, line) for p in EOS_NOT_READ))
+    assert unexplained == [], unexplained
+    assert not [line for line in read if any(re.fullmatch(p, line) for p in EOS_NOT_READ)]
+    if tenants:
+        unused = [p for p in EOS_NOT_READ if not any(re.fullmatch(p, line) for line in rest)]
+        assert unused == [], "EOS_NOT_READ lists lines the render no longer has: %s" % unused
