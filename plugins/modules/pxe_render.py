@@ -37,8 +37,9 @@ options:
     required: true
   dest:
     description:
-      - Folder to write into; C(dnsmasq.conf) and C(http/) (the HTTP root's C(hosts/) files) are
-        written there. Files are rewritten only when their content changes.
+      - Folder to write into; C(dnsmasq.conf) and C(http/) (the HTTP root's C(hosts/) files), or
+        with O(archive) C(boot-files.tar.gz), are written there. Files are rewritten only when their
+        content changes.
     type: path
     required: true
   tftp_root:
@@ -101,6 +102,13 @@ options:
     type: list
     elements: str
     default: []
+  archive:
+    description:
+      - Write the HTTP root's C(hosts/) files as one archive, C(boot-files.tar.gz) under O(dest)
+        (deterministic, the same files give the same bytes) instead of one file each under C(http/);
+        M(gpucloud.baremetal.pxe_boot_files) serves it on the boot server.
+    type: bool
+    default: false
   validate:
     description: Validate the seeds (turn off only to measure rendering alone).
     type: bool
@@ -111,7 +119,7 @@ attributes:
     description: Renders and validates every file, writes nothing; C(changed) says whether O(dest) would change.
   diff_mode:
     support: none
-    description: The boot server's copy tasks show the diff of each file.
+    description: M(gpucloud.baremetal.pxe_boot_files) on the boot server names each file that differs.
   platform:
     support: full
     platforms: posix
@@ -147,6 +155,10 @@ copies:
   returned: always
   type: list
   elements: dict
+manifest:
+  description: Every C(hosts/) file, relative to C(hosts/), -> the SHA-256 of its content.
+  returned: always
+  type: dict
 seeds:
   description: Number of seeds rendered and validated.
   returned: always
@@ -158,7 +170,9 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._errors import ProblemsError
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision import tree, validate
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision import bootfiles, tree, validate
+
+ARCHIVE = "boot-files.tar.gz"
 
 
 def _write(path: str, content: str, dry: bool) -> bool:
@@ -196,6 +210,7 @@ def main() -> None:
             "ssh_authorized_keys": {"type": "list", "elements": "str", "default": [], "no_log": False},
             "phone_home_url": {"type": "str", "default": ""},
             "absent_nodes": {"type": "list", "elements": "str", "default": []},
+            "archive": {"type": "bool", "default": False},
             "validate": {"type": "bool", "default": True},
         },
         supports_check_mode=True,
@@ -221,12 +236,21 @@ def main() -> None:
         summary = "; ".join(validate.summary(problems))
         module.fail_json(msg="seeds are invalid (%d problems): %s" % (len(problems), summary), problems=problems)
     paths = {"dnsmasq.conf": rendered["dnsmasq"]}
-    paths.update({"http/" + path: text for path, text in rendered["files"].items()})
+    hosts = {path[len("hosts/"):]: text for path, text in rendered["files"].items() if path.startswith("hosts/")}
+    if not p["archive"]:
+        paths.update({"http/" + path: text for path, text in rendered["files"].items()})
     changed = False
     for path, text in paths.items():
         changed = _write(os.path.join(p["dest"], path), text, module.check_mode) or changed
+    if p["archive"]:
+        archive = os.path.join(p["dest"], ARCHIVE)
+        if module.check_mode:
+            changed = changed or not os.path.exists(archive)
+        else:
+            changed = bootfiles.archive(hosts, archive) or changed
+        paths[ARCHIVE] = ""
     module.exit_json(changed=changed, nodes=rendered["nodes"], files=sorted(paths),
-                     copies=rendered["copies"], seeds=len(rendered["seeds"]))
+                     copies=rendered["copies"], seeds=len(rendered["seeds"]), manifest=bootfiles.manifest(hosts))
 
 
 if __name__ == "__main__":

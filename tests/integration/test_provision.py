@@ -70,13 +70,15 @@ def client(tmp_path: Path) -> Iterator:
                         "netns", ns], check=True)
         subprocess.run(["ip", "-n", "gcl-lab", "link", "set", port, "master", "gclbr0", "up"], check=True)
 
-        def dhcp(mac: str, ipxe: bool = False, arch: int | None = None) -> dict[str, str]:
+        def dhcp(mac: str, ipxe: bool = False, arch: int | None = None, vendor: str | None = None) -> dict[str, str]:
             subprocess.run(["ip", "-n", ns, "addr", "flush", "dev", "eth0"], check=True)
             subprocess.run(["ip", "-n", ns, "link", "set", "eth0", "down"], check=True)
             subprocess.run(["ip", "-n", ns, "link", "set", "eth0", "address", mac, "up"], check=True)
             out = tmp_path / f"lease-{mac}-{ipxe}-{arch}"
             cmd = ["ip", "netns", "exec", ns, "busybox", "udhcpc", "-i", "eth0", "-f", "-q", "-n", "-R",
                    "-t", "5", "-T", "2", "-s", str(script)] + (["-x", "0xaf:0101"] if ipxe else [])
+            if vendor is not None:  # option 60, e.g. PXEClient
+                cmd += ["-V", vendor]
             if arch is not None:  # option 93, client system architecture (RFC 4578): 7 is x86-64 UEFI
                 cmd += ["-x", "0x5d:%04x" % arch]
             run = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "UDHCPC_OUT": str(out)},
@@ -379,3 +381,69 @@ def test_boot_target_installs_from_our_server_up_to_the_preseed(lab: Lab) -> Non
     assert state.stdout.strip() == "off"
     back = lab.playbook("playbooks/provision.yml", limit="pxe")  # the fleet still has gpu4: serve it again
     assert back.rc == 0, back.failures()
+
+
+PROBE = Path(__file__).with_name("dhcp_probe.py")
+SITE_NS, SITE_PORT, SITE_IP = "gcl-sitedhcp", "gclsited0", "198.51.100.250"
+
+
+def probe(mac: str, *options: str) -> list[dict]:
+    """Every DHCPOFFER a DISCOVER from the test client's namespace gets (udhcpc would take one)."""
+    run = subprocess.run(["ip", "netns", "exec", "gcl-dhcptest", "/usr/bin/python3", str(PROBE), mac, "eth0",
+                          *options], capture_output=True, text=True, check=True, timeout=30,
+                         env={**os.environ, "PROBE_WAIT": "3"})
+    return json.loads(run.stdout)
+
+
+def test_proxy_dhcp_answers_pxe_only_and_the_sites_server_gives_the_address(
+        served: Lab, client, tmp_path: Path) -> None:
+    """pxe_server_dhcp_mode=proxy: a second dnsmasq (the site's, in its own namespace on the lab
+    bridge, range .230-.239) hands out addresses; ours gives a fleet node's PXE firmware its boot file
+    (no address) and its iPXE the script URL, and says nothing to a MAC in no fleet. The lab's normal
+    (range) configuration comes back at the end."""
+    dhcp = client[0]
+    off = power(served, "off")
+    assert off.rc == 0, off.failures()
+    _remove_client(SITE_NS, SITE_PORT)
+    site = None
+    try:
+        subprocess.run(["ip", "netns", "add", SITE_NS], check=True)
+        subprocess.run(["ip", "link", "add", SITE_PORT, "netns", "gcl-lab", "type", "veth", "peer", "name", "eth0",
+                        "netns", SITE_NS], check=True)
+        subprocess.run(["ip", "-n", "gcl-lab", "link", "set", SITE_PORT, "master", "gclbr0", "up"], check=True)
+        subprocess.run(["ip", "-n", SITE_NS, "addr", "add", f"{SITE_IP}/24", "dev", "eth0"], check=True)
+        subprocess.run(["ip", "-n", SITE_NS, "link", "set", "eth0", "up"], check=True)
+        site = subprocess.Popen(["ip", "netns", "exec", SITE_NS, "dnsmasq", "--keep-in-foreground", "--port=0",
+                                 "--interface=eth0", "--bind-interfaces", "--log-dhcp",
+                                 "--dhcp-range=198.51.100.230,198.51.100.239,255.255.255.0,1h",
+                                 f"--dhcp-leasefile={tmp_path / 'site.leases'}", f"--pid-file={tmp_path / 'site.pid'}",
+                                 f"--log-facility={tmp_path / 'site.log'}"])
+        proxy = served.playbook("playbooks/provision.yml", {"pxe_server_dhcp_mode": "proxy"}, limit="pxe")
+        assert proxy.rc == 0, proxy.failures()
+        conf = (PXE_ROOT / DNSMASQ_CONF.lstrip("/")).read_text()
+        assert "dhcp-range=198.51.100.0,proxy,255.255.255.0" in conf and "198.51.100.24" not in conf
+
+        lease = dhcp(GPU4_MAC, vendor="PXEClient")  # udhcpc: the address is the site's, not our reservation
+        assert 230 <= int(lease["ip"].rsplit(".", 1)[1]) <= 239, lease
+        firmware = probe(GPU4_MAC, "60=PXEClient:Arch:00000:UNDI:002001", "93=0000")
+        ours = [o for o in firmware if o["server_id"] == "198.51.100.10"]
+        theirs = [o for o in firmware if o["server_id"] == SITE_IP]
+        assert len(ours) == 1 and len(theirs) == 1, firmware
+        assert (ours[0]["yiaddr"], ours[0]["vendor"], ours[0]["file"], ours[0]["siaddr"]) == (
+            "0.0.0.0", "PXEClient", "undionly.kpxe", "198.51.100.10"), ours
+        assert theirs[0]["yiaddr"].startswith("198.51.100.23") and not theirs[0]["file"], theirs
+        ipxe = [o for o in probe(GPU4_MAC, "60=PXEClient", "93=0000", "175=0101") if o["server_id"] == "198.51.100.10"]
+        assert [(o["yiaddr"], o["file"]) for o in ipxe] == [("0.0.0.0", f"{HTTP}/hosts/gpu4.ipxe")], ipxe
+        unknown = probe(UNKNOWN_MAC, "60=PXEClient", "93=0000")
+        assert [o["server_id"] for o in unknown] == [SITE_IP], "a MAC in no fleet got a proxy answer: %s" % unknown
+        plain = probe(GPU4_MAC)  # no option 60: not a PXE client, nothing from the proxy
+        assert [o["server_id"] for o in plain] == [SITE_IP], plain
+    finally:
+        if site is not None:
+            site.terminate()
+            site.wait(timeout=10)
+        _remove_client(SITE_NS, SITE_PORT)
+        back = served.playbook("playbooks/provision.yml", limit="pxe")
+    assert back.rc == 0, back.failures()
+    conf = (PXE_ROOT / DNSMASQ_CONF.lstrip("/")).read_text()
+    assert "dhcp-range=198.51.100.100,198.51.100.199" in conf and "pxe-service" not in conf

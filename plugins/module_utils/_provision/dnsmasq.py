@@ -82,8 +82,16 @@ def render(site: dict[str, Any], nodes: list[dict[str, Any]], options: dict[str,
         "# firmware (no option 175): iPXE over TFTP, for fleet nodes only",
         "dhcp-boot=tag:fleet,tag:!ipxe,tag:!efi64,%s,,%s" % (BIOS_FILE, mgmt["pxe_server"]),
         "dhcp-boot=tag:fleet,tag:!ipxe,tag:efi64,%s,,%s" % (UEFI_FILE, mgmt["pxe_server"]),
-        "# one reservation per node; iPXE (option 175) gets the node's own script over HTTP",
     ]
+    if mode == "proxy":
+        # A proxy-DHCP server answers only PXE clients that a pxe-service matches (dnsmasq ignores
+        # dhcp-boot alone there); the offer then carries the dhcp-boot file (iPXE, or the node's
+        # script for iPXE itself) and no address. Only fleet nodes match, and a MAC in no fleet gets no
+        # answer at all: without dhcp-ignore dnsmasq still sends it an empty PXE menu (tried, dnsmasq 2.89).
+        out.append("dhcp-ignore=tag:!fleet")
+        out += ["pxe-service=tag:fleet,%s,\"gpucloud\",%s" % (csa, boot_file)
+                for csa, boot_file in (("x86PC", BIOS_FILE), ("BC_EFI", UEFI_FILE), ("x86-64_EFI", UEFI_FILE))]
+    out.append("# one reservation per node; iPXE (option 175) gets the node's own script over HTTP")
     for node in nodes:
         tag = host_tag(node["name"])
         if mode == "proxy":

@@ -46,6 +46,15 @@ def test_static_and_proxy_modes_pass_dnsmasq_test(site, nodes, options, tmp_path
     assert expected in conf
     if mode == "proxy":  # addresses come from the site's DHCP server
         assert "dhcp-host=52:54:00:c6:33:63,set:fleet,set:n-gpu4\n" in conf
+        # dnsmasq answers no proxy-DHCP client without a matching pxe-service (dhcp-boot alone: silence)
+        services = [line for line in conf.splitlines() if line.startswith("pxe-service=")]
+        assert services == ['pxe-service=tag:fleet,x86PC,"gpucloud",undionly.kpxe',
+                            'pxe-service=tag:fleet,BC_EFI,"gpucloud",ipxe.efi',
+                            'pxe-service=tag:fleet,x86-64_EFI,"gpucloud",ipxe.efi']
+        # a MAC in no fleet gets no answer from us (else dnsmasq sends it an empty PXE menu)
+        assert "dhcp-ignore=tag:!fleet\n" in conf
+    else:
+        assert "pxe-service" not in conf and "dhcp-ignore" not in conf
     run = dnsmasq_test(conf, tmp_path)
     assert run.returncode == 0, run.stderr
 
