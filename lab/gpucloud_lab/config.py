@@ -41,6 +41,7 @@ TOOLS_VERSION = "kubectl-1.32.3-helm-3.17.2"
 SUSHY_VERSION = "2.2.0"
 
 SSH_KEY = STATE_DIR / "ssh" / "id_ed25519"
+KNOWN_HOSTS = STATE_DIR / "ssh" / "known_hosts"  # the lab hosts' own keys (hosts.write_known_hosts)
 KUBECONFIG = STATE_DIR / "kubeconfig"
 PKI_DIR = STATE_DIR / "pki"
 BIN_LINK_DIR = Path("/usr/local/bin")

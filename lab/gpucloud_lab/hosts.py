@@ -3,6 +3,7 @@
 """Lab hosts: systemd booted by systemd-nspawn on an overlay of the base rootfs."""
 from __future__ import annotations
 
+import fcntl
 import shutil
 import uuid
 from pathlib import Path
@@ -26,6 +27,22 @@ def unit(host: Host) -> str:
 
 def is_mounted(path: Path) -> bool:
     return run(["mountpoint", "-q", str(path)], check=False).returncode == 0
+
+
+def write_known_hosts() -> None:
+    """The lab's known_hosts file (config.KNOWN_HOSTS): every running host's own SSH host keys, by name and
+    address, as an operator has them for installed machines. inventories/lab checks host keys against it
+    (StrictHostKeyChecking=yes), so a lab host that answers with another key fails the run. Rewritten whole,
+    atomically and under a lock, whenever a host starts."""
+    config.KNOWN_HOSTS.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+    with open(config.KNOWN_HOSTS.with_suffix(".lock"), "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        lines = []
+        for host in config.HOSTS:
+            for pub in sorted((root_dir(host) / "etc" / "ssh").glob("ssh_host_*_key.pub")):
+                kind, key = pub.read_text().split()[:2]
+                lines.append(f"{host.name},{host.name}.{config.DOMAIN},{host.ip} {kind} {key}")
+        write_file(config.KNOWN_HOSTS, "".join(line + "\n" for line in lines), mode=0o644)
 
 
 def ensure_ssh_key() -> None:
@@ -89,6 +106,7 @@ def start(host: Host, base: Path) -> None:
     net.ensure_host_network(host)
     mount_overlay(host, base)
     write_identity(host)
+    write_known_hosts()
     start_daemon(unit(host), nspawn_command(host))
 
 
@@ -103,3 +121,4 @@ def stop(host: Host) -> None:
     if is_mounted(root):
         run(["umount", str(root)])
     shutil.rmtree(host_dir(host), ignore_errors=True)
+    write_known_hosts()

@@ -5,13 +5,19 @@ from __future__ import annotations
 import base64
 import json
 import re
+import shlex
 import ssl
 import subprocess
 import time
 import urllib.request
 from pathlib import Path
 
+import yaml
+
 from tests.integration.lab import KUBECONFIG, Lab
+
+REPO = Path(__file__).resolve().parents[2]
+KNOWN_HOSTS = Path("/var/lib/gpucloud-lab/ssh/known_hosts")
 
 CHART_REPO = "http://198.51.100.1:8880"
 HOST_ROOTS = Path("/var/lib/gpucloud-lab/hosts")
@@ -26,6 +32,28 @@ def test_hosts_look_like_servers(lab: Lab) -> None:
     assert set(run.hosts_with("ok")) == {"pxe", "gpu1", "gpu2", "gpu3"}
     assert not run.failed_hosts
     assert not run.hosts_with("changed")
+
+
+def test_ssh_checks_each_hosts_key_against_the_labs_known_hosts(lab: Lab, tmp_path: Path) -> None:
+    """inventories/lab connects with StrictHostKeyChecking=yes against the lab's known_hosts file (each running
+    host's own keys, written by the lab); gpu1 answering with a key that file does not hold for it fails."""
+    args = yaml.safe_load((REPO / "inventories/lab/group_vars/all.yml").read_text())["ansible_ssh_common_args"]
+    assert "-o StrictHostKeyChecking=yes" in args and f"UserKnownHostsFile={KNOWN_HOSTS}" in args, args
+    ssh = ["ssh", "-i", "/var/lib/gpucloud-lab/ssh/id_ed25519", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10"]
+
+    def reach(known: Path) -> subprocess.CompletedProcess:
+        opts = shlex.split(args.replace(str(KNOWN_HOSTS), str(known)))
+        return subprocess.run(ssh + opts + ["root@198.51.100.21", "hostname"], capture_output=True, text=True,
+                              check=False, timeout=30)
+
+    good = reach(KNOWN_HOSTS)
+    assert good.returncode == 0 and good.stdout.strip() == "gpu1", good.stderr
+    lines = KNOWN_HOSTS.read_text().splitlines()
+    gpu2 = [line.split(" ", 1)[1] for line in lines if line.startswith("gpu2,")]
+    tampered = tmp_path / "known_hosts"  # gpu1's names and address with gpu2's keys
+    tampered.write_text("".join(f"gpu1,198.51.100.21 {key}\n" for key in gpu2))
+    bad = reach(tampered)
+    assert bad.returncode == 255 and "Host key verification failed" in bad.stderr, (bad.returncode, bad.stderr)
 
 
 def test_services_are_managed_with_systemd_and_idempotent(lab: Lab) -> None:
