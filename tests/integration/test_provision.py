@@ -387,11 +387,14 @@ PROBE = Path(__file__).with_name("dhcp_probe.py")
 SITE_NS, SITE_PORT, SITE_IP = "gcl-sitedhcp", "gclsited0", "198.51.100.250"
 
 
-def probe(mac: str, *options: str) -> list[dict]:
-    """Every DHCPOFFER a DISCOVER from the test client's namespace gets (udhcpc would take one)."""
+def probe(mac: str, *options: str, boot_server: str = "", ciaddr: str = "") -> list[dict]:
+    """Every DHCPOFFER a DISCOVER from the test client's namespace gets (udhcpc would take one); with
+    boot_server, every answer to the firmware's DHCPREQUEST from ciaddr to that server's port 4011."""
+    env = {**os.environ, "PROBE_WAIT": "3"}
+    if boot_server:
+        env.update(PROBE_BOOT_SERVER=boot_server, PROBE_CIADDR=ciaddr)
     run = subprocess.run(["ip", "netns", "exec", "gcl-dhcptest", "/usr/bin/python3", str(PROBE), mac, "eth0",
-                          *options], capture_output=True, text=True, check=True, timeout=30,
-                         env={**os.environ, "PROBE_WAIT": "3"})
+                          *options], capture_output=True, text=True, check=True, timeout=30, env=env)
     return json.loads(run.stdout)
 
 
@@ -432,6 +435,14 @@ def test_proxy_dhcp_answers_pxe_only_and_the_sites_server_gives_the_address(
         assert (ours[0]["yiaddr"], ours[0]["vendor"], ours[0]["file"], ours[0]["siaddr"]) == (
             "0.0.0.0", "PXEClient", "undionly.kpxe", "198.51.100.10"), ours
         assert theirs[0]["yiaddr"].startswith("198.51.100.23") and not theirs[0]["file"], theirs
+        # UEFI firmware: dnsmasq's proxy offer names no file; the firmware asks the boot server on port 4011
+        # (PXE 2.1 boot server discovery) and the ACK names ipxe.efi. A MAC in no fleet gets no ACK.
+        uefi = "60=PXEClient:Arch:00007:UNDI:003016", "93=0007"
+        offer = [o for o in probe(GPU4_MAC, *uefi) if o["server_id"] == "198.51.100.10"]
+        assert [(o["yiaddr"], o["file"]) for o in offer] == [("0.0.0.0", "")], offer
+        acks = probe(GPU4_MAC, *uefi, boot_server="198.51.100.10", ciaddr=lease["ip"])
+        assert [(o["type"], o["file"], o["siaddr"]) for o in acks] == [(5, "ipxe.efi", "198.51.100.10")], acks
+        assert probe(UNKNOWN_MAC, *uefi, boot_server="198.51.100.10", ciaddr=lease["ip"]) == []
         ipxe = [o for o in probe(GPU4_MAC, "60=PXEClient", "93=0000", "175=0101") if o["server_id"] == "198.51.100.10"]
         assert [(o["yiaddr"], o["file"]) for o in ipxe] == [("0.0.0.0", f"{HTTP}/hosts/gpu4.ipxe")], ipxe
         unknown = probe(UNKNOWN_MAC, "60=PXEClient", "93=0000")
