@@ -142,6 +142,10 @@ def bmc(c: Checker, raw: Any, path: str) -> dict:
         out["username"] = c.string(b["username"], path + ".username")
     if "password" in b:
         out["password"] = c.secret(b["password"], path + ".password")
+    for key, other in (("username", "password"), ("password", "username")):
+        if key in b and other not in b:
+            c.add("%s.%s" % (path, other), "is required with bmc.%s (or leave both out and give every node's"
+                  " account with os_install_bmc_username/os_install_bmc_password, e.g. from an AWX credential)" % key)
     if "system_id" in b:
         out["system_id"] = c.string(b["system_id"], path + ".system_id")
     if "validate_certs" in b:

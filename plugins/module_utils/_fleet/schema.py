@@ -87,7 +87,9 @@ NODE_KEYS = {
     "tenant": False,
     "wireguard_ip": False,
 }
-BMC_KEYS = {"address": True, "username": True, "password": True, "system_id": False, "validate_certs": False}
+# username and password come as a pair, or neither: then one account for every node comes from the
+# role (os_install_bmc_username/password, which an AWX/Tower BMC credential injects).
+BMC_KEYS = {"address": True, "username": False, "password": False, "system_id": False, "validate_certs": False}
 NODE_GPU_KEYS = {"model": True, "count": True, "driver": False, "nvswitch": False}
 # Where a node's NVIDIA driver comes from: `host` (packages installed by the role gpu_host, with
 # nvidia-persistenced, the container toolkit and a CDI spec) or `operator` (the GPU Operator's

@@ -139,7 +139,9 @@ CASES = [
      _append("tenants", tenant("gamma", 103, quota=9, limit=9)),
      "tenants: the quotas of the shared tenants (beta, gamma) add up to 17 GPUs, more than the 16 GPUs of the shared nodes"),
     # secrets and misc
-    ("bmc-password-missing", lambda d: d["nodes"][1]["bmc"].pop("password"), "nodes[1].bmc.password: is required"),
+    ("bmc-password-missing", lambda d: d["nodes"][1]["bmc"].pop("password"),
+     "nodes[1].bmc.password: is required with bmc.username (or leave both out and give every node's account with"
+     " os_install_bmc_username/os_install_bmc_password, e.g. from an AWX credential)"),
     ("bmc-password-int", _set(["nodes", 1, "bmc", "password"], 1234),
      "nodes[1].bmc.password: must be a non-empty string or a vault-encrypted value"),
     ("gpu-count", _set(["nodes", 1, "gpu", "count"], 65), "nodes[1].gpu.count: 65 is outside 0..64"),
@@ -359,3 +361,12 @@ def test_wireguard_interface_names_fit_linux_and_stay_apart():
     assert len(interface_name(long_a)) <= 15 and len(interface_name(long_b)) <= 15
     assert interface_name(long_a) != interface_name(long_b)
     assert interface_name(long_a) == interface_name(long_a)  # stable across runs
+
+
+def test_bmc_account_may_come_from_the_role_instead_of_the_fleet():
+    """A fleet whose nodes name only their BMC address (an AWX BMC credential gives every node's account)."""
+    data = fleet()
+    for n in data["nodes"]:
+        n["bmc"] = {"address": n["bmc"]["address"]}
+    model = load_fleet(data)
+    assert all(set(n["bmc"]) == {"address", "url"} for n in model["nodes"])
