@@ -146,6 +146,12 @@ def stand_in(t: dict) -> tuple[dict, re.Pattern | None]:
     return filled, re.compile(r"(?<![\d.])(?:%s)(?![\d])" % "|".join(words))
 
 
+def without_stand_ins(items: list, missing: re.Pattern | None) -> list:
+    """``items`` less those that hold a stand-in (``stand_in``'s pattern on their ``repr``);
+    all of them for a whole tenant (``missing`` is None)."""
+    return items if missing is None else [i for i in items if not missing.search(repr(i))]
+
+
 def marker(tenant: str) -> str:
     """The ownership marker written on the objects this collection creates."""
     return MARKER + tenant

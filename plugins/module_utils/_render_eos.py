@@ -27,6 +27,7 @@ from ._fabric import (
     port_key,
     split_partial,
     stand_in,
+    without_stand_ins,
 )
 
 INDENT = "   "
@@ -210,7 +211,7 @@ def tenant_items(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item
     t, missing = stand_in(t)
     common = set(global_items(switch, underlay, opts))
     items = [i for i in cli_items(_cli_text(switch, [t], underlay, opts)) if i not in common]
-    return items if missing is None else [i for i in items if not missing.search(repr(i))]
+    return without_stand_ins(items, missing)
 
 
 def _negate(item: Item) -> Item:
@@ -237,7 +238,7 @@ def _removal(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item]:
     ports = {"interface %s" % p["port"] for p in t["ports"]}
     items += [_negate(i) for i in own if i[0] in ports and i[-1] != "switchport mode trunk"]
     items += [("no ip routing vrf %s" % t["vrf"],), ("no vrf instance %s" % t["vrf"],), ("no vlan %d" % t["vlan"],)]
-    return items if missing is None else [i for i in items if not missing.search(repr(i))]
+    return without_stand_ins(items, missing)
 
 
 def _shared(item: Item) -> bool:

@@ -42,6 +42,7 @@ from ._fabric import (
     port_key,
     split_partial,
     stand_in,
+    without_stand_ins,
 )
 
 BRIDGE = "br_default"
@@ -75,7 +76,7 @@ def tenant_roots(t: dict) -> list[Path]:
             roots.append(("interface", p["port"], "bridge", "domain", BRIDGE, "access"))
         else:
             roots.append(("interface", p["port"], "bridge", "domain", BRIDGE, "vlan", str(t["vlan"])))
-    return roots if missing is None else [r for r in roots if not missing.search(repr(r))]
+    return without_stand_ins(roots, missing)
 
 
 def tree(items: list[Item]) -> dict:
@@ -393,7 +394,7 @@ def tenant_items(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item
     """
     t, missing = stand_in(t)
     items = nv_items(_nv_tenant(_nv_switch(switch, underlay), t, opts, {}))
-    return items if missing is None else [i for i in items if not missing.search(repr(i))]
+    return without_stand_ins(items, missing)
 
 
 # --- delta ---------------------------------------------------------------------------
