@@ -107,7 +107,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._gpu.consistency import node_rows, summary, tenant_rows
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.args import AUTH_ARG_SPEC, run_module
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.client import ApiStatus, Client
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.client import Client
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.errors import ApiStatus
 
 QUEUES = "/apis/scheduling.run.ai/v2/queues"
 

@@ -118,7 +118,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._gpu.operator import POLICY_PATH, assess, table
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.args import AUTH_ARG_SPEC, run_module
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.client import Client, K8sError
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.client import Client
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.errors import K8sError
 
 
 def _observe(client: Client, policy: str, expected: list[dict]) -> dict:

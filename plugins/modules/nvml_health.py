@@ -227,6 +227,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._errors import ProblemsError
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._gpu import health, nvml
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._runner import run_module
 
 EXPECTATIONS = ("gpu_count", "model", "driver_version", "temp_margin_c", "max_temp_c", "max_power_ratio",
                 "ecc_uncorrected_max", "require_persistence_mode", "require_nvlink", "mig_mode", "pcie_check_gen")
@@ -269,14 +270,7 @@ def run(module: AnsibleModule) -> dict:
 
 
 def main() -> None:
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    try:
-        result = run(module)
-    except ProblemsError as err:
-        module.fail_json(msg=str(err), problems=err.problems)
-    if result.pop("failed"):
-        module.fail_json(**result)
-    module.exit_json(**result)
+    run_module(ARGUMENT_SPEC, run)
 
 
 if __name__ == "__main__":

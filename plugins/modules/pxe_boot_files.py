@@ -113,32 +113,32 @@ import tarfile
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision import bootfiles
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision.errors import BootFilesError
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._runner import run_module
+
+SPEC = {
+    "src": {"type": "path", "required": True},
+    "link": {"type": "path", "required": True},
+    "store": {"type": "path", "required": True},
+    "manifest": {"type": "dict", "required": True},
+    "mode": {"type": "str", "default": "0640"},
+    "directory_mode": {"type": "str", "default": "0750"},
+    "group": {"type": "str"},
+}
 
 
-def main() -> None:
-    module = AnsibleModule(
-        argument_spec={
-            "src": {"type": "path", "required": True},
-            "link": {"type": "path", "required": True},
-            "store": {"type": "path", "required": True},
-            "manifest": {"type": "dict", "required": True},
-            "mode": {"type": "str", "default": "0640"},
-            "directory_mode": {"type": "str", "default": "0750"},
-            "group": {"type": "str"},
-        },
-        supports_check_mode=True,
-    )
+def run(module: AnsibleModule) -> dict:
     p = module.params
     try:
         mode, dir_mode = int(p["mode"], 8), int(p["directory_mode"], 8)
     except ValueError:
-        module.fail_json(msg="mode and directory_mode are octal strings such as '0640'")
+        raise BootFilesError("mode and directory_mode are octal strings such as '0640'") from None
     gid = None
     if p["group"]:
         try:
             gid = grp.getgrnam(p["group"]).gr_gid
         except KeyError:
-            module.fail_json(msg="group %r does not exist on %s" % (p["group"], module.params["link"]))
+            raise BootFilesError("group %r does not exist on %s" % (p["group"], p["link"])) from None
     files_manifest = {str(k): str(v) for k, v in p["manifest"].items()}
     result = bootfiles.compare(p["link"], files_manifest, mode, dir_mode, gid)
     changed = bootfiles.is_changed(result)
@@ -150,8 +150,12 @@ def main() -> None:
         try:
             out["version"] = bootfiles.apply(p["src"], p["link"], p["store"], files_manifest, mode, dir_mode, gid)
         except (ValueError, OSError, EOFError, tarfile.TarError) as exc:
-            module.fail_json(msg="%s: boot files not changed: %s" % (p["link"], exc), **out)
-    module.exit_json(**out)
+            raise BootFilesError("%s: boot files not changed: %s" % (p["link"], exc), **out) from None
+    return out
+
+
+def main() -> None:
+    run_module(SPEC, run)
 
 
 if __name__ == "__main__":

@@ -169,8 +169,8 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._errors import ProblemsError
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision import bootfiles, tree, validate
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._runner import run_module
 
 ARCHIVE = "boot-files.tar.gz"
 
@@ -192,29 +192,28 @@ def _write(path: str, content: str, dry: bool) -> bool:
     return True
 
 
-def main() -> None:
-    module = AnsibleModule(
-        argument_spec={
-            "site": {"type": "dict", "required": True},
-            "nodes": {"type": "list", "elements": "dict", "required": True},
-            "dest": {"type": "path", "required": True},
-            "tftp_root": {"type": "str", "default": "/srv/gpucloud/tftp"},
-            "http_base": {"type": "str"},
-            "dhcp_mode": {"type": "str", "default": "range", "choices": ["range", "static", "proxy"]},
-            "interfaces": {"type": "list", "elements": "str", "default": []},
-            "dns_servers": {"type": "list", "elements": "str", "default": []},
-            "dnsmasq_options": {"type": "list", "elements": "str", "default": []},
-            "lease_time": {"type": "str", "default": "12h"},
-            "console": {"type": "str", "default": ""},
-            "admin_user": {"type": "str", "default": "gpucloud"},
-            "ssh_authorized_keys": {"type": "list", "elements": "str", "default": [], "no_log": False},
-            "phone_home_url": {"type": "str", "default": ""},
-            "absent_nodes": {"type": "list", "elements": "str", "default": []},
-            "archive": {"type": "bool", "default": False},
-            "validate": {"type": "bool", "default": True},
-        },
-        supports_check_mode=True,
-    )
+SPEC = {
+    "site": {"type": "dict", "required": True},
+    "nodes": {"type": "list", "elements": "dict", "required": True},
+    "dest": {"type": "path", "required": True},
+    "tftp_root": {"type": "str", "default": "/srv/gpucloud/tftp"},
+    "http_base": {"type": "str"},
+    "dhcp_mode": {"type": "str", "default": "range", "choices": ["range", "static", "proxy"]},
+    "interfaces": {"type": "list", "elements": "str", "default": []},
+    "dns_servers": {"type": "list", "elements": "str", "default": []},
+    "dnsmasq_options": {"type": "list", "elements": "str", "default": []},
+    "lease_time": {"type": "str", "default": "12h"},
+    "console": {"type": "str", "default": ""},
+    "admin_user": {"type": "str", "default": "gpucloud"},
+    "ssh_authorized_keys": {"type": "list", "elements": "str", "default": [], "no_log": False},
+    "phone_home_url": {"type": "str", "default": ""},
+    "absent_nodes": {"type": "list", "elements": "str", "default": []},
+    "archive": {"type": "bool", "default": False},
+    "validate": {"type": "bool", "default": True},
+}
+
+
+def run(module: AnsibleModule) -> dict:
     p = module.params
     options = {
         "tftp_root": p["tftp_root"], "http_base": p["http_base"], "mode": p["dhcp_mode"],
@@ -223,18 +222,13 @@ def main() -> None:
         "console": p["console"], "admin_user": p["admin_user"], "ssh_keys": p["ssh_authorized_keys"],
         "phone_home_url": p["phone_home_url"], "absent": p["absent_nodes"],
     }
-    try:
-        rendered = tree.render(p["site"], p["nodes"], options)
-        problems = []
-        if p["validate"]:
-            problems = validate.seeds(rendered["files"], rendered["seeds"], rendered["seed_values"])
-    except ProblemsError as exc:
-        module.fail_json(msg=str(exc), problems=exc.problems)
-    except validate.ValidatorMissing as exc:
-        module.fail_json(msg=str(exc))
-    if problems:
-        summary = "; ".join(validate.summary(problems))
-        module.fail_json(msg="seeds are invalid (%d problems): %s" % (len(problems), summary), problems=problems)
+    rendered = tree.render(p["site"], p["nodes"], options)
+    if p["validate"]:
+        problems = validate.seeds(rendered["files"], rendered["seeds"], rendered["seed_values"])
+        if problems:
+            summary = "; ".join(validate.summary(problems))
+            return {"failed": True, "msg": "seeds are invalid (%d problems): %s" % (len(problems), summary),
+                    "problems": problems}
     paths = {"dnsmasq.conf": rendered["dnsmasq"]}
     hosts = {path[len("hosts/"):]: text for path, text in rendered["files"].items() if path.startswith("hosts/")}
     if not p["archive"]:
@@ -249,8 +243,12 @@ def main() -> None:
         else:
             changed = bootfiles.archive(hosts, archive) or changed
         paths[ARCHIVE] = ""
-    module.exit_json(changed=changed, nodes=rendered["nodes"], files=sorted(paths),
-                     copies=rendered["copies"], seeds=len(rendered["seeds"]), manifest=bootfiles.manifest(hosts))
+    return {"changed": changed, "nodes": rendered["nodes"], "files": sorted(paths), "copies": rendered["copies"],
+            "seeds": len(rendered["seeds"]), "manifest": bootfiles.manifest(hosts)}
+
+
+def main() -> None:
+    run_module(SPEC, run)
 
 
 if __name__ == "__main__":

@@ -108,6 +108,7 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision.redf
     Redfish,
     RedfishError,
 )
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._runner import run_module
 
 WANT = {"on": "On", "off": "Off", "graceful_off": "Off", "cycle": "On"}
 
@@ -144,42 +145,38 @@ def run(client: Redfish, power: str, boot_once: str | None, check: bool, wait: b
     }
 
 
-def main() -> None:
-    module = AnsibleModule(
-        argument_spec={
-            "name": {"type": "str", "default": ""},
-            "bmc": {"type": "dict", "required": True, "no_log": False},
-            "ca_path": {"type": "path"},
-            "power": {"type": "str", "default": "read", "choices": ["read", "on", "off", "graceful_off", "cycle"]},
-            "boot_once": {"type": "str", "choices": ["Pxe", "Hdd", "Cd", "UefiHttp", "BiosSetup"]},
-            "wait": {"type": "bool", "default": True},
-            "wait_timeout": {"type": "int", "default": 120},
-            "retries": {"type": "int", "default": 4},
-            "timeout": {"type": "int", "default": 10},
-        },
-        supports_check_mode=True,
-    )
+SPEC = {
+    "name": {"type": "str", "default": ""},
+    "bmc": {"type": "dict", "required": True, "no_log": False},
+    "ca_path": {"type": "path"},
+    "power": {"type": "str", "default": "read", "choices": ["read", "on", "off", "graceful_off", "cycle"]},
+    "boot_once": {"type": "str", "choices": ["Pxe", "Hdd", "Cd", "UefiHttp", "BiosSetup"]},
+    "wait": {"type": "bool", "default": True},
+    "wait_timeout": {"type": "int", "default": 120},
+    "retries": {"type": "int", "default": 4},
+    "timeout": {"type": "int", "default": 10},
+}
+
+
+def _module_run(module: AnsibleModule) -> dict:
     p = module.params
     bmc = p["bmc"]
-    password = str(bmc.get("password") or "")
-    if password:
-        module.no_log_values.add(password)
     missing = [k for k in ("username", "password") if not bmc.get(k)]
     if not (bmc.get("url") or bmc.get("address")):
         missing.insert(0, "url (or address)")
     if missing:
-        module.fail_json(msg="%s: bmc needs %s" % (p["name"] or "node", ", ".join(missing)))
-    client = Redfish(str(bmc.get("url") or bmc["address"]), str(bmc["username"]), password, name=p["name"],
-                     system_id=str(bmc.get("system_id") or ""), validate_certs=bool(bmc.get("validate_certs", True)),
-                     ca_path=p["ca_path"], timeout=p["timeout"], retries=p["retries"])
-    try:
-        result = run(client, p["power"], p["boot_once"], module.check_mode, p["wait"], p["wait_timeout"])
-        result["inventory"] = client.inventory()
-    except RedfishError as exc:
-        module.fail_json(msg=str(exc))
-    if not (module._diff and result["changed"]):
-        result.pop("diff")
-    module.exit_json(**result)
+        raise RedfishError("%s: bmc needs %s" % (p["name"] or "node", ", ".join(missing)))
+    client = Redfish(str(bmc.get("url") or bmc["address"]), str(bmc["username"]), str(bmc["password"]),
+                     name=p["name"], system_id=str(bmc.get("system_id") or ""),
+                     validate_certs=bool(bmc.get("validate_certs", True)), ca_path=p["ca_path"], timeout=p["timeout"],
+                     retries=p["retries"])
+    result = run(client, p["power"], p["boot_once"], module.check_mode, p["wait"], p["wait_timeout"])
+    result["inventory"] = client.inventory()
+    return result
+
+
+def main() -> None:
+    run_module(SPEC, _module_run, secrets=lambda params: [str((params.get("bmc") or {}).get("password") or "")])
 
 
 if __name__ == "__main__":

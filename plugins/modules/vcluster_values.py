@@ -144,8 +144,6 @@ shared_enforcement:
   type: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._errors import ProblemsError
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.views.vcluster import (
     DEFAULT_SETTINGS,
@@ -154,6 +152,7 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.views.vc
     shared_enforcement,
     vcluster_values,
 )
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._runner import run_module
 
 SETTINGS = ("scheduler_name", "kubeconfig_server", "api_port", "pro_image", "platform_secret",
             "platform_secret_namespace", "shared_enforcement", "values", "quota", "limit_range", "api_server_cidrs",
@@ -161,6 +160,8 @@ SETTINGS = ("scheduler_name", "kubeconfig_server", "api_port", "pro_image", "pla
 
 
 def run(params: dict) -> dict:
+    if params.get("limit_range") is None:
+        params = dict(params, limit_range=DEFAULT_SETTINGS["limit_range"])
     tenant = params["tenant"]
     missing = [k for k in ("name", "isolation", "namespace", "queue", "vcluster_secret") if not tenant.get(k)]
     if missing:
@@ -189,15 +190,7 @@ def main() -> None:
         api_server_cidrs={"type": "list", "elements": "str", "default": []},
         api_server_ports={"type": "list", "elements": "int", "default": [443, 6443]},
     )
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    params = dict(module.params)
-    if params["limit_range"] is None:
-        params["limit_range"] = DEFAULT_SETTINGS["limit_range"]
-    try:
-        result = run(params)
-    except ProblemsError as err:
-        module.fail_json(msg=str(err), problems=err.problems)
-    module.exit_json(**result)
+    run_module(spec, lambda module: run(module.params))
 
 
 if __name__ == "__main__":

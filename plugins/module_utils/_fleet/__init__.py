@@ -19,8 +19,9 @@ Errors: ``FleetError`` (a ``ProblemsError``, the collection's one domain error t
 
 from __future__ import annotations
 
-from .._errors import FleetError, ProblemsError
+from .._errors import ProblemsError
 from .checker import is_vault_value
+from .errors import FleetError
 from .model import load_fleet, validate_fleet
 from .schema import CONSTRUCTED_KEYS, PARENT_QUEUE, TENANT_NAME_MAX
 from .views.pxe import pxe_nodes

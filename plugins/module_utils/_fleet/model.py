@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import FleetError
 from . import fabric as fabric_section
 from . import nodes as nodes_section
 from . import rules
 from . import site as site_section
 from . import tenants as tenants_section
 from .checker import HAS_NETADDR, NETADDR_IMPORT_ERROR, Checker, plain, type_name
+from .errors import FleetError
 from .schema import CONSTRUCTED_KEYS, PLUGIN_NAME, TOP_KEYS
 from .views.switch import derive_switch_tenants
 from .views.tenant import derive_tenant

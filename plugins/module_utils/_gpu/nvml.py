@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from .._errors import ProblemsError
+from .errors import GpuLost, NvmlUnavailable
 
 # nvmlReturn_t
 SUCCESS = 0
@@ -74,19 +74,6 @@ INIT_HINTS = {
 
 MISSING_LIBRARY = ("the Python library nvidia-ml-py (import pynvml) is missing for %s: "
                    "pip install nvidia-ml-py on this host, or set ansible_python_interpreter to a Python that has it")
-
-
-class NvmlUnavailable(ProblemsError):
-    """NVML cannot be used at all on this host: one line that says why and what to do."""
-
-    HEAD = "NVML is unavailable"
-
-    def __str__(self) -> str:
-        return "%s: %s" % (self.HEAD, "; ".join(self.problems))
-
-
-class GpuLost(Exception):
-    """The GPU stopped answering (NVMLError_GpuIsLost) while it was being read."""
 
 
 def load() -> Any:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from ansible.module_utils.basic import AnsibleModule
 
-from .._errors import ProblemsError
+from .._runner import run_module as _run_module
 
 AUTH_ARG_SPEC = {
     "kubeconfig": {"type": "raw"},
@@ -43,11 +43,5 @@ def secret_values(kubeconfig) -> set[str]:
 
 
 def run_module(spec: dict, run: Callable[[AnsibleModule], dict]) -> None:
-    """The main() of every Kubernetes module: parse, hide kubeconfig secrets, run, one error path."""
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    module.no_log_values.update(secret_values(module.params.get("kubeconfig")))
-    try:
-        result = run(module)
-    except ProblemsError as err:
-        module.fail_json(msg=str(err), problems=err.problems)
-    module.exit_json(**result)
+    """The main() of every Kubernetes module: the collection's runner, kubeconfig secrets hidden."""
+    _run_module(spec, run, secrets=lambda params: secret_values(params.get("kubeconfig")))

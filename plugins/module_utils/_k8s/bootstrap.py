@@ -18,7 +18,8 @@ import re
 import secrets
 from datetime import datetime, timedelta, timezone
 
-from .client import Client, K8sError, object_path
+from .client import Client, object_path
+from .errors import TokenError
 
 try:
     import yaml
@@ -32,10 +33,6 @@ TOKEN_RE = re.compile(r"^([a-z0-9]{6})\.([a-z0-9]{16})$")
 SECRET_TYPE = "bootstrap.kubernetes.io/token"
 DEFAULT_GROUP = "system:bootstrappers:kubeadm:default-node-token"
 NAMESPACE = "kube-system"
-
-
-class TokenError(K8sError):
-    HEAD = "bootstrap token"
 
 
 def generate_token(choice=secrets.choice) -> tuple[str, str]:

@@ -18,8 +18,8 @@ import traceback
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from .._errors import ProblemsError
 from .args import FIELD_MANAGER
+from .errors import ApiStatus, K8sError
 
 try:
     from kubernetes import client as k8s_client
@@ -37,19 +37,6 @@ except ImportError:
 
 RETRY_STATUS = (409, 429, 500, 502, 503, 504)
 RETRY_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0)
-
-
-class K8sError(ProblemsError):
-    HEAD = "Kubernetes API request failed"
-
-
-class ApiStatus(K8sError):
-    """The API answered with an error status."""
-
-    def __init__(self, status: int, reason: str, message: str, what: str):
-        self.status = status
-        self.reason = reason
-        super().__init__(["%s: %s %s: %s" % (what, status, reason, message)])
 
 
 def _connection_problem(what: str, err: Exception) -> K8sError:

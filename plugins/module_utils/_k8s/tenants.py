@@ -15,7 +15,8 @@ import base64
 import os
 import tempfile
 
-from .client import Client, K8sError, object_path
+from .client import Client, object_path
+from .errors import K8sError
 from .wait import wait_for
 
 try:

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .client import K8sError
+from .errors import K8sError
 
 
 def wait_for(

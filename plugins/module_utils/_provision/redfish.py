@@ -17,13 +17,11 @@ from typing import Any
 from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
 from ansible.module_utils.urls import open_url
 
+from .errors import RedfishError
+
 # What a power request means, by the state we want.
 RESET_TYPES = {"on": "On", "off": "ForceOff", "graceful_off": "GracefulShutdown", "cycle": "ForceRestart"}
 BOOT_TARGETS = ("Pxe", "Hdd", "Cd", "UefiHttp", "BiosSetup", "None")
-
-
-class RedfishError(Exception):
-    """The BMC refused, failed or did not answer; the message names the node and the BMC."""
 
 
 class Redfish:

@@ -37,6 +37,8 @@ try:
 except ImportError:
     HAS_PYKICKSTART = False
 
+from .errors import ValidatorMissing
+
 _CLOUD_INIT_SCRIPT = r"""
 import json, sys, yaml
 from cloudinit.config.schema import get_jsonschema_validator, get_schema
@@ -83,10 +85,6 @@ PRESEED_REQUIRED = (
     "finish-install/reboot_in_progress",
 )
 _PRESEED_LINE = re.compile(r"^(\S+)\s+(\S+)\s+(\S+)(?:\s(.*))?$")
-
-
-class ValidatorMissing(Exception):
-    """A validator the seeds need is not installed; the message says how to get it."""
 
 
 def cloud_init_interpreter() -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ..._errors import FleetError
+from ..errors import FleetError
 from ..schema import TENANT_DERIVED_NAMES
 from .wireguard import interface_name
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._errors import ProblemsError
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.client import Client, K8sError, object_path
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.client import Client, object_path
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.errors import K8sError
 from tests.unit.plugins.module_utils._k8s.fake import FakeApi
 
 

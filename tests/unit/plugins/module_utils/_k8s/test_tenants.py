@@ -8,7 +8,7 @@ import os
 import pytest
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s import tenants
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.client import K8sError
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.errors import K8sError
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.wait import wait_for
 from tests.unit.plugins.module_utils._k8s.fake import FakeApi
 

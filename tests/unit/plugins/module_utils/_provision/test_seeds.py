@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._errors import FleetError, ProblemsError
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._errors import ProblemsError
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.errors import FleetError
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision import profiles, tree, validate
 
 from .conftest import FLEET, KEY, require
