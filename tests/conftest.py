@@ -1,10 +1,14 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Make the checkout importable as ansible_collections.gpucloud.baremetal, writing nothing into it.
+"""What every test session shares: the collection made importable, and the one CI rule.
 
-`make setup` links `.collections/ansible_collections/gpucloud/baremetal` to the checkout (the
-repo's ansible.cfg resolves the collection there). Without that link, tests import through a
-link of their own in a temporary folder.
+Importable: ``make setup`` links `.collections/ansible_collections/gpucloud/baremetal` to the
+checkout (the repo's ansible.cfg resolves the collection there). Without that link, tests import
+through a link of their own in a temporary folder, writing nothing into the checkout.
+
+The CI rule lives in ``tests/support/ci.py`` (a pytest plugin, loaded here): any skip fails in CI.
 """
+
+from __future__ import annotations
 
 import os
 import sys
@@ -18,3 +22,5 @@ if not os.path.exists(os.path.join(_COLLECTIONS, "ansible_collections", "gpuclou
     os.symlink(ROOT, os.path.join(_COLLECTIONS, "ansible_collections", "gpucloud", "baremetal"))
 if _COLLECTIONS not in sys.path:
     sys.path.insert(0, _COLLECTIONS)
+
+pytest_plugins = ["tests.support.ci"]
