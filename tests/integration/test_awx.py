@@ -414,7 +414,7 @@ def test_node_decommission_refuses_without_confirmation_and_checks_with_it(awx: 
         run, artifacts = awx.launch("node_decommission", answers)
         shutil.rmtree(artifacts, ignore_errors=True)
         assert run.status == "failed" and run.failed_tasks() == [
-            "Check that the node is one of the fleet and that the confirmation names it"]
+            "Check that the confirmation repeats what will be acted on"]
         assert not _changed(run)
     run, artifacts = awx.launch("node_decommission", {"node": "gpu4", "confirm": "gpu4"}, job_type="check",
                                 verbosity=3)
@@ -452,7 +452,7 @@ def test_tenant_onboard_and_offboard_of_a_throwaway_tenant(lab: Lab, tmp_path: P
         assert not _changed(again), again.changed_tasks()
         refused, artifacts = awx.launch("tenant_offboard", {**tenant, "confirm": "beta"})
         shutil.rmtree(artifacts, ignore_errors=True)
-        assert refused.status == "failed" and refused.failed_tasks() == ["Check that the offboarding is confirmed"]
+        assert refused.status == "failed" and refused.failed_tasks() == ["Check that the confirmation repeats what will be acted on"]
     finally:
         off, artifacts = awx.launch("tenant_offboard", {**tenant, "confirm": THROWAWAY})
         _assert_clean(off, artifacts, "tenant_offboard")
