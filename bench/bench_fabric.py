@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), ".collections"))
 sys.path.insert(0, os.path.dirname(HERE))  # the repo root: tests.support
 
 
-from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric_platforms as platforms  # noqa: E402
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric import registry as platforms  # noqa: E402
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet  # noqa: E402
 from tests.support.fleetgen import generate  # noqa: E402
 

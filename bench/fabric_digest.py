@@ -38,6 +38,10 @@ except ImportError:  # the tree before issue 23
 
 PLATFORMS = ("nvue", "sonic", "eos")
 NATIVE = {"nvue": "nvue.yaml", "sonic": "sonic.json", "eos": "eos.cfg"}
+# The result keys of switch_tenants before issue 23 (it added ``files``, the rendered files by file name).
+RESULT_KEYS = (
+    "changed", "rendered", "parsed", "gathered", "before", "after", "changes", "commands", "incomplete", "diff",
+)  # fmt: skip
 STALE = {"name": "stale", "vlan": 1999, "vni": 13999, "vrf": "stale", "l3vni": 53999,
          "gateway": "10.250.0.1/24", "subnet": "10.250.0.0/24"}  # fmt: skip
 
@@ -102,6 +106,7 @@ def module_digests() -> dict[str, str]:
                 runs += [("deleted", {"tenants": some}), ("overridden", {"tenants": some})]
                 for state, extra in runs:
                     result = module_result(params(switch, underlay, state, running, **extra))
+                    result = {key: result[key] for key in RESULT_KEYS if key in result}
                     h.update(("%s\0%s\0%s\0%s\0" % (switch["name"], name, state, extra)).encode())
                     h.update(json.dumps(result, sort_keys=True).encode())
         out["module " + platform] = h.hexdigest()
