@@ -74,10 +74,11 @@ def neutral_tenant(t: dict, ports: list[dict] | None = None) -> dict:
 
 
 @functools.lru_cache(maxsize=65536)
-def _scalars(fields: tuple) -> dict:
-    """A tenant's neutral fields but its ports, by value (``TENANT_KEYS`` but ``ports``): a
-    tenant is on many switches. Read-only: callers copy it."""
-    return neutral_tenant(dict(zip(TENANT_KEYS[:-1], fields, strict=True)), [])
+def _scalars(name: Any, vlan: Any, vni: Any, vrf: Any, l3vni: Any, gateway: Any, subnet: Any) -> dict:
+    """A tenant's neutral fields but its ports and the leaf's own ``address``, by value: the same
+    on every switch that carries the tenant. Read-only: callers copy it."""
+    t = {"name": name, "vlan": vlan, "vni": vni, "vrf": vrf, "l3vni": l3vni, "gateway": gateway, "subnet": subnet}
+    return neutral_tenant(t, [])
 
 
 def _ports_value(raw: Any) -> tuple:
@@ -93,10 +94,14 @@ def group_ids(tenants: list) -> list[int]:
     object is equal to itself). A list that is not one of ports (bad input) is a group of its own.
     """
     ids: list[int] = []
+    append = ids.append
     seen: dict[int, int] = {}  # id() of a list held by ``tenants`` -> its group, during this call
     by_value: dict[tuple, int] = {}
     for t in tenants:
-        raw = (t.get("ports") if isinstance(t, dict) else None) or ()
+        try:
+            raw = t.get("ports") or ()
+        except AttributeError:  # not a tenant: no ports
+            raw = ()
         gid = seen.get(id(raw))
         if gid is None:
             try:
@@ -104,7 +109,7 @@ def group_ids(tenants: list) -> list[int]:
             except (TypeError, KeyError, AttributeError):
                 gid = len(seen)
             seen[id(raw)] = gid
-        ids.append(gid)
+        append(gid)
     return ids
 
 
@@ -120,12 +125,11 @@ def normalise(tenants: list[dict]) -> list[dict]:
         ports = lists.get(gid)
         if ports is None:
             ports = lists[gid] = neutral_ports(t.get("ports") or ())
-        fields = (t["name"], t["vlan"], t["vni"], t["vrf"], t["l3vni"], t["gateway"], t.get("subnet"), t.get("address"))
         try:
-            scalars = _scalars(fields)
+            scalars = _scalars(t["name"], t["vlan"], t["vni"], t["vrf"], t["l3vni"], t["gateway"], t.get("subnet"))
         except TypeError:  # an unhashable value
             scalars = neutral_tenant(t, [])
-        out.append(dict(scalars, ports=ports))
+        out.append(dict(scalars, address=str(t.get("address") or ""), ports=ports))
     out.sort(key=lambda t: (t["vlan"], t["name"]))
     return out
 

@@ -24,6 +24,7 @@ from .model import group_ids, options_with_defaults, port_conflicts
 
 UNIQUE = ("name", "vlan", "vni", "vrf", "l3vni")
 REQUIRED = ("name", "vlan", "vni", "vrf", "l3vni", "gateway")
+_REQUIRED = frozenset(REQUIRED)
 _MAC = re.compile(r"^([0-9a-f]{2}:){5}[0-9a-f]{2}$")
 VRF_NAME_MAX = 15  # Linux interface names, which VRFs are
 
@@ -72,22 +73,27 @@ def check_tenants(switch: str, platform: Any, tenants: list, opts: dict) -> list
     """Every problem of a switch's tenants: their own fields, what must be unique on a switch,
     their ports, and the platform's own rules (``catalog``)."""
     problems: list[str] = []
-    whole: list[tuple[int, dict]] = []  # (index, tenant) of the tenants with every required field
+    whole: list[int] = []  # the tenants with every required field, by index
     for i, t in enumerate(tenants):
         try:
-            own = own_problems(t["name"], t["vlan"], t["vni"], t["vrf"], t["l3vni"], t["gateway"], platform)
-        except (TypeError, KeyError):  # not a mapping, or a field missing
-            problems.append(_shape_problem(switch, i, t))
-            continue
-        whole.append((i, t))
+            own = _own_problems(t["name"], t["vlan"], t["vni"], t["vrf"], t["l3vni"], t["gateway"], platform)
+        except (TypeError, KeyError):
+            if not isinstance(t, dict) or not t.keys() >= _REQUIRED:  # not a mapping, or a field missing
+                problems.append(_shape_problem(switch, i, t))
+                continue
+            own = _own_problems.__wrapped__(t["name"], t["vlan"], t["vni"], t["vrf"], t["l3vni"], t["gateway"],
+                                            platform)  # unhashable values: checked without the cache  # fmt: skip
+        whole.append(i)
         if own:
             path = _where(switch, i, t)
             problems.extend(path + problem for problem in own)
-    problems += _duplicates(switch, whole)
+    rows = [tenants[i] for i in whole]
+    columns = {key: [t[key] for t in rows] for key in REQUIRED}
+    problems += _duplicates(switch, tenants, whole, columns)
     problems += _port_problems(switch, tenants, whole)
-    problems += _vni_clashes(switch, whole)
+    problems += _vni_clashes(switch, tenants, whole, columns)
     if isinstance(platform, str) and PLATFORMS.get(platform, {}).get("l3vni_vlan"):
-        problems += _l3vni_vlans(switch, whole, opts["l3vni_vlan_offset"])
+        problems += _l3vni_vlans(switch, tenants, whole, columns["vlan"], opts["l3vni_vlan_offset"])
     return problems
 
 
@@ -101,42 +107,48 @@ def _where(switch: str, i: int, t: dict) -> str:
     return "%s.tenants[%d] (%s)" % (switch, i, t["name"])
 
 
-def _duplicates(switch: str, whole: list[tuple[int, dict]]) -> list[str]:
+def _hashable_set(values: list) -> set | None:
+    try:
+        return set(values)
+    except TypeError:  # an unhashable value (reported as invalid)
+        return None
+
+
+def _duplicates(switch: str, tenants: list, whole: list[int], columns: dict[str, list]) -> list[str]:
     problems = []
     for key in UNIQUE:
-        values = [t[key] for unused, t in whole]
-        try:
-            if len(set(values)) == len(values):
-                continue
-        except TypeError:  # an unhashable value (reported as invalid): name the duplicates among the rest
-            pass
-        first: dict[Any, tuple[int, dict]] = {}
-        for i, t in whole:
+        distinct = _hashable_set(columns[key])
+        if distinct is not None and len(distinct) == len(whole):
+            continue
+        first: dict[Any, int] = {}
+        for i in whole:
+            t = tenants[i]
             try:
-                seen = first.setdefault(t[key], (i, t))
+                seen = first.setdefault(t[key], i)
             except TypeError:
                 continue
-            if seen[0] != i:
+            if seen != i:
                 problems.append(
                     "%s.%s: %s is already used by %s on this switch"
-                    % (_where(switch, i, t), key, t[key], _where(switch, *seen))
+                    % (_where(switch, i, t), key, t[key], _where(switch, seen, tenants[seen]))
                 )
     return problems
 
 
-def _port_problems(switch: str, tenants: list, whole: list[tuple[int, dict]]) -> list[str]:
+def _port_problems(switch: str, tenants: list, whole: list[int]) -> list[str]:
     """Ports without a name or with a mode that is neither access nor trunk (per tenant that has
     them; a port group is read once), and ports that cannot be written (``port_conflicts``)."""
     ids = group_ids(tenants)
     bad: dict[int, list[tuple[int, str]]] = {}  # port group -> its problems (index in the list, text)
     problems: list[str] = []
-    for i, t in whole:
+    for i in whole:
         gid = ids[i]
         found = bad.get(gid)
         if found is None:
-            found = bad[gid] = [(j, text) for j, text in enumerate(map(_port_problem, t.get("ports") or ())) if text]
+            ports = tenants[i].get("ports") or ()
+            found = bad[gid] = [(j, text) for j, text in enumerate(map(_port_problem, ports)) if text]
         for j, text in found:
-            problems.append("%s.ports[%d]%s" % (_where(switch, i, t), j, text))
+            problems.append("%s.ports[%d]%s" % (_where(switch, i, tenants[i]), j, text))
     return problems + port_conflicts(switch, tenants, ids)
 
 
@@ -148,23 +160,31 @@ def _port_problem(p: Any) -> str:
     return ""
 
 
-def _vni_clashes(switch: str, whole: list[tuple[int, dict]]) -> list[str]:
+def _vni_clashes(switch: str, tenants: list, whole: list[int], columns: dict[str, list]) -> list[str]:
     """An L3 VNI may not equal any L2 VNI (Cumulus rule; checked for every platform)."""
-    l2vnis = {t["vni"]: (i, t) for i, t in whole if isinstance(t["vni"], int)}
+    l2 = {v for v in columns["vni"] if isinstance(v, int)}
+    if not l2.intersection(v for v in columns["l3vni"] if isinstance(v, int)):
+        return []
+    l2vnis = {tenants[i]["vni"]: i for i in whole if isinstance(tenants[i]["vni"], int)}
     return [
-        "%s.tenants[%d] (%s).l3vni: %d equals the L2 VNI of %s; an L3 VNI may not equal any L2 VNI"
-        % (switch, i, t["name"], t["l3vni"], _where(switch, *l2vnis[t["l3vni"]]))
-        for i, t in whole
+        "%s.l3vni: %d equals the L2 VNI of %s; an L3 VNI may not equal any L2 VNI"
+        % (_where(switch, i, t), t["l3vni"], _where(switch, l2vnis[t["l3vni"]], tenants[l2vnis[t["l3vni"]]]))
+        for i, t in ((i, tenants[i]) for i in whole)
         if isinstance(t["l3vni"], int) and t["l3vni"] in l2vnis
     ]
 
 
-def _l3vni_vlans(switch: str, whole: list[tuple[int, dict]], offset: int) -> list[str]:
+def _l3vni_vlans(switch: str, tenants: list, whole: list[int], vlans: list, offset: int) -> list[str]:
     """Where an L3 VNI needs a VLAN of its own (``vlan + l3vni_vlan_offset``): in range, and not a tenant's."""
     lo, hi = VLAN_RANGE
-    vlans = {t["vlan"]: (i, t) for i, t in whole if isinstance(t["vlan"], int)}
+    own = {v for v in vlans if isinstance(v, int)}
+    l3 = {v + offset for v in own}
+    if not l3 or (lo <= min(l3) and max(l3) <= hi and not l3 & own):
+        return []
+    by_vlan = {tenants[i]["vlan"]: i for i in whole if isinstance(tenants[i]["vlan"], int)}
     problems = []
-    for i, t in whole:
+    for i in whole:
+        t = tenants[i]
         if not isinstance(t["vlan"], int):
             continue
         l3vlan = t["vlan"] + offset
@@ -173,25 +193,18 @@ def _l3vni_vlans(switch: str, whole: list[tuple[int, dict]], offset: int) -> lis
                 "%s: the L3 VNI VLAN %d (vlan + l3vni_vlan_offset %d) is outside %d..%d"
                 % (_where(switch, i, t), l3vlan, offset, lo, hi)
             )
-        elif l3vlan in vlans:
+        elif l3vlan in by_vlan:
             problems.append(
                 "%s: the L3 VNI VLAN %d (vlan + l3vni_vlan_offset %d) is the VLAN of %s; choose another offset"
-                % (_where(switch, i, t), l3vlan, offset, _where(switch, *vlans[l3vlan]))
+                % (_where(switch, i, t), l3vlan, offset, _where(switch, by_vlan[l3vlan], tenants[by_vlan[l3vlan]]))
             )
     return problems
 
 
-def own_problems(name: Any, vlan: Any, vni: Any, vrf: Any, l3vni: Any, gateway: Any, platform: Any) -> tuple:
-    """What is wrong with one tenant's own fields (each problem after its path)."""
-    try:
-        return _own_problems(name, vlan, vni, vrf, l3vni, gateway, platform)
-    except TypeError:  # unhashable values: check without the cache
-        return _own_problems.__wrapped__(name, vlan, vni, vrf, l3vni, gateway, platform)
-
-
 @functools.lru_cache(maxsize=65536, typed=True)
 def _own_problems(name: Any, vlan: Any, vni: Any, vrf: Any, l3vni: Any, gateway: Any, platform: Any) -> tuple:
-    """``own_problems``, cached by value and type: a tenant is on many switches."""
+    """What is wrong with one tenant's own fields (each problem after its path), cached by value
+    and type: a tenant is on many switches."""
     problems = []
     if not isinstance(name, str) or not DNS_LABEL.match(name):
         problems.append(".name: %r is not a DNS-1123 label" % (name,))
