@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 from .catalog import PLATFORMS
-from .errors import FabricError, IncompleteTenantError, NativeConfigError
+from .errors import FabricError, IncompleteTenantError
 from .model import desired, full_switch, normalise, options_with_defaults, port_key
 from .registry import commands, files, parse_native, render_files, render_tenants, renderer, routing
 from .validate import validate
@@ -119,7 +119,7 @@ def read_kept(switch: dict, folder: str) -> str:
     except FileNotFoundError:
         return ""
     except OSError as exc:
-        raise NativeConfigError(["kept_dir: cannot read %s (%s)" % (path, exc.strerror)]) from None
+        raise FabricError(["kept_dir: cannot read %s (%s)" % (path, exc.strerror)]) from None
 
 
 def _parse_only(platform: str) -> None:
