@@ -116,7 +116,7 @@ def against(other: str, rounds: int) -> int:
     """This checkout and ``other``, alternately, ``rounds`` times each; CPU seconds and ratio."""
     trees = {"before": os.path.abspath(other), "after": ROOT}
     runs: dict[str, list[float]] = {name: [] for name in trees}
-    for _ in range(rounds):
+    for _round in range(rounds):
         for name, tree in trees.items():
             out = subprocess.run([sys.executable, __file__, "--measure", tree], capture_output=True, text=True,
                                  check=True)  # fmt: skip

@@ -213,8 +213,8 @@ def test_a_half_tenant_renders_as_the_parts_it_has(platform):
     sw = LEAVES[platform]
     with pytest.raises(IncompleteTenantError) as err:
         registry.parse_native(platform, _without(platform, "vni"))
-    files = registry.renderer(platform).render_text(sw, err.value.tenants, {"anycast_mac": "00:00:5e:00:01:01"},
-                                                     options_with_defaults(None))
+    underlay = {"anycast_mac": "00:00:5e:00:01:01"}
+    files = registry.renderer(platform).render_text(sw, err.value.tenants, underlay, options_with_defaults(None))
     key = {"nvue": "nvue.yaml", "sonic": "sonic.json", "eos": "eos.cfg"}[platform]
     with pytest.raises(IncompleteTenantError) as again:
         registry.parse_native(platform, files[key])

@@ -376,8 +376,6 @@ def test_nvue_foreign_objects_next_to_ours_are_left_out():
     assert tenants[0]["ports"] == [{"port": "bond2", "mode": "access"}]
 
 
-
-
 def test_a_running_config_that_is_not_nvue_s_is_named():
     with pytest.raises(NativeConfigError, match="neither nv set lines nor an NVUE tree"):
         nvue.parse("hello")

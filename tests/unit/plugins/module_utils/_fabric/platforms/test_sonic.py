@@ -205,8 +205,6 @@ def test_sonic_vendor_sample_is_valid_for_the_release(release):
     assert rc == 0, message
 
 
-
-
 def test_a_running_config_that_is_not_config_db_is_named():
     with pytest.raises(NativeConfigError, match="running_config: not config_db JSON"):
         sonic.parse("{not json")
