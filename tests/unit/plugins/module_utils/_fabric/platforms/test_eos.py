@@ -30,7 +30,7 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.ownersh
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.platforms import eos
 from tests.support.fabric import every_switch, overlapping, switches, underlay
 
-VENDOR = Path(__file__).parents[1] / "data" / "vendor"
+VENDOR = Path(__file__).parents[2] / "data" / "vendor"
 OPTS = options_with_defaults(None)
 SWITCHES = every_switch("eos")
 

@@ -37,7 +37,7 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.platfor
 from tests.support.fabric import GOLDEN, every_switch, leaves, native, overlapping, params, switches, underlay
 from tests.support.nvue_api_sim import check_tree
 
-VENDOR = Path(__file__).parents[1] / "data" / "vendor"
+VENDOR = Path(__file__).parents[2] / "data" / "vendor"
 NVUE_YAML = (VENDOR / "nvue-evpn-symmetric-leaf03.yaml").read_text()
 NVUE_NV = (VENDOR / "nvue-evpn-symmetric-leaf01.nv").read_text()
 OPTS = options_with_defaults(None)

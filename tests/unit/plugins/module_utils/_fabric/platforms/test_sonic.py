@@ -31,7 +31,7 @@ from tests.support.fabric import every_switch, example_model, overlapping, switc
 from tests.support.fleetgen import generate
 from tests.support.sonic_yang import yanglint
 
-VENDOR = Path(__file__).parents[1] / "data" / "vendor"
+VENDOR = Path(__file__).parents[2] / "data" / "vendor"
 SONIC_DB = json.loads((VENDOR / "sonic-evpn-config_db.json").read_text())
 OPTS = options_with_defaults(None)
 MODEL = example_model()
