@@ -37,12 +37,15 @@ class Line:
     shows ``vlan 10-12,20`` where we write ``vlan 10``).
     """
 
-    __slots__ = ("getval", "name", "setval")
+    __slots__ = ("fields", "fmt", "getval", "name", "setval")
 
     def __init__(self, name: str, setval: str, getval: str | None = None) -> None:
         self.name = name
         self.setval = setval
         self.getval = re.compile(getval or _pattern(setval))
+        # The same format with positional fields (``fmt % (v1, v2)``), for writers' hot loops.
+        self.fields = tuple(m.group(1) for m in _FIELD.finditer(setval))
+        self.fmt = _FIELD.sub(r"%\2", setval)
 
     def set(self, values: dict) -> str:
         return self.setval % values

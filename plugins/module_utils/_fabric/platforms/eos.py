@@ -61,11 +61,9 @@ READ = (VLAN, SVI, VXLAN, PORT)
 # The writer's templates, joined from the entries once.
 _VARP = block(VARP_MAC, ())
 _VLAN = block(VLAN, (VLAN_NAME,))
-_VRF_INSTANCE = block(VRF_INSTANCE, ())  # "...\n!\n": text[:-3] is its line
-_VRF_ROUTING = block(VRF_ROUTING, ())
 _SVI = block(SVI, (SVI_DESCRIPTION, SVI_VRF, SVI_GATEWAY))
 _VXLAN = block(VXLAN, (VXLAN_SOURCE, VXLAN_PORT), end="")
-_VXLAN_TENANT = INDENT + VXLAN_VLAN.setval + "\n" + INDENT + VXLAN_VRF.setval + "\n"
+_VXLAN_TENANT = INDENT + VXLAN_VLAN.fmt + "\n" + INDENT + VXLAN_VRF.fmt + "\n"  # vlan, vni, vrf, l3vni
 _BGP = "!\n" + block(BGP, (BGP_ROUTER_ID,), end="")
 _BGP_TENANT = block(BGP_VLAN, (RD_AUTO, RT_BOTH, REDISTRIBUTE_LEARNED), 1) + block(
     BGP_VRF, (RD_AUTO, RT_IMPORT, RT_EXPORT, REDISTRIBUTE_CONNECTED), 1
@@ -195,9 +193,7 @@ def _cli_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> 
     for t in tenants:
         v = {
             "vlan": t["vlan"],
-            "vni": t["vni"],
             "vrf": t["vrf"],
-            "l3vni": t["l3vni"],
             "marker": marker(t["name"]),
             "gateway": t["gateway"],
             "rt": rt(opts, t["vni"]),
@@ -205,28 +201,28 @@ def _cli_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> 
         }
         vlan_t.append(_VLAN % v)
         svi_t.append(_SVI % v)
-        vxlan_t.append(_VXLAN_TENANT % v)
+        vxlan_t.append(_VXLAN_TENANT % (t["vlan"], t["vni"], t["vrf"], t["l3vni"]))
         bgp_t.append(_BGP_TENANT % v)
         vrfs.append(t["vrf"])
     for g in groups:
         trunk = _PORT_TRUNK + (_PORT_ALLOWED % {"vlans": vlan_ranges(g.vlans)} if g.vlans else "")
         access = _PORT_ACCESS % {"vlan": g.vlans[-1]} if g.vlans else ""
         for p in g.ports:
-            line = PORT.set(p)
+            line = PORT.fmt % p["port"]
             ports.append((port_key(line), line + "\n" + (access if p["mode"] == "access" else trunk) + "!\n"))
     # Blocks of one kind are sorted by their natural key (``_rank``); tenants come in VLAN order.
     # ``vlan N`` and ``interface VlanN`` sort by N: the tenants' order (canonical, distinct VLANs).
     ports.sort(key=lambda kt: kt[0])
-    # each sorted by its first line, as EOS sorts blocks
-    instances = sorted((_VRF_INSTANCE % {"vrf": vrf} for vrf in vrfs), key=lambda text: port_key(text[:-3]))
-    routings = sorted((_VRF_ROUTING % {"vrf": vrf} for vrf in vrfs), key=lambda text: port_key(text[:-3]))
+    # each block sorted by its line, as EOS sorts them
+    instances = sorted([VRF_INSTANCE.fmt % vrf for vrf in vrfs], key=port_key)
+    routings = sorted([VRF_ROUTING.fmt % vrf for vrf in vrfs], key=port_key)
     sw = {"asn": switch["asn"], "loopback": switch["loopback"], "mac": underlay["anycast_mac"]}
     return "".join(
         [
             _VARP % sw,
             *vlan_t,
-            *instances,
-            *routings,
+            *(line + "\n!\n" for line in instances),
+            *(line + "\n!\n" for line in routings),
             *(text for unused, text in ports),
             *svi_t,
             _VXLAN,

@@ -58,9 +58,15 @@ _BGP_HEAD = _text((0, BGP), (1, ROUTER_ID), (1, "!"), (1, EVPN), (2, ADVERTISE_A
 _BGP_TAIL = _text((1, EXIT_AF), (0, EXIT), (0, "!"))
 
 
+def _vrf_prefix(switch: dict) -> str:
+    """What the switch's platform puts before a VRF name (``vrf_prefix``: SONiC's ``Vrf-``)."""
+    spec = PLATFORMS.get(switch["platform"])
+    return spec.get("vrf_prefix", "") if spec else ""
+
+
 def frr_vrf(switch: dict, vrf: str) -> str:
-    """The kernel/FRR VRF name on the switch's platform (``vrf_prefix``: SONiC's ``Vrf-``)."""
-    return PLATFORMS.get(switch["platform"], {}).get("vrf_prefix", "") + vrf
+    """The kernel/FRR VRF name on the switch's platform."""
+    return _vrf_prefix(switch) + vrf
 
 
 def _rt(opts: dict, vni: int) -> str:
@@ -77,10 +83,11 @@ def render(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> str
         return head
     vrfs, vnis, bgp_vrfs = [], [], []
     sw = {"asn": switch["asn"], "loopback": switch["loopback"]}
+    prefix = _vrf_prefix(switch)
     for t in tenants:
         v = dict(
             sw,
-            vrf=frr_vrf(switch, t["vrf"]),
+            vrf=prefix + t["vrf"],
             l3vni=t["l3vni"],
             vni=t["vni"],
             rt=_rt(opts, t["vni"]),
