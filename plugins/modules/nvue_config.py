@@ -111,42 +111,40 @@ saved:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric_nvue import NvueClient, NvueError, change
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.nvue_api import (
+    CONNECTION_SPEC,
+    NvueClient,
+    change,
+)
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._runner import run_module
+
+SPEC = dict(
+    CONNECTION_SPEC,
+    state={"type": "str", "default": "applied", "choices": ["applied", "gathered"]},
+    set={"type": "dict", "default": {}},
+    unset={"type": "list", "elements": "str", "default": []},
+    apply_timeout={"type": "int", "default": 120},
+    save={"type": "bool", "default": True},
+)
+
+
+def run(module: AnsibleModule) -> dict:
+    p = module.params
+    api = NvueClient.from_params(p)
+    if p["state"] == "gathered":
+        return {"changed": False, "config": api.applied()}
+    result = change(api, p["set"], p["unset"], module.check_mode, wait=p["apply_timeout"], save=p["save"])
+    return {
+        "changed": result["changed"],
+        "revision": result["revision"],
+        "config": result["after"],
+        "saved": result["saved"],
+        "diff": {"before": result["before"], "after": result["after"]},
+    }
 
 
 def main() -> None:
-    module = AnsibleModule(
-        argument_spec={
-            "host": {"type": "str", "required": True},
-            "port": {"type": "int", "default": 8765},
-            "use_ssl": {"type": "bool", "default": True},
-            "username": {"type": "str", "default": "cumulus"},
-            "password": {"type": "str", "required": True, "no_log": True},
-            "validate_certs": {"type": "bool", "default": True},
-            "ca_path": {"type": "path"},
-            "timeout": {"type": "int", "default": 30},
-            "state": {"type": "str", "default": "applied", "choices": ["applied", "gathered"]},
-            "set": {"type": "dict", "default": {}},
-            "unset": {"type": "list", "elements": "str", "default": []},
-            "apply_timeout": {"type": "int", "default": 120},
-            "save": {"type": "bool", "default": True},
-        },
-        supports_check_mode=True,
-    )
-    p = module.params
-    base = "%s://%s:%d/nvue_v1" % ("https" if p["use_ssl"] else "http", p["host"], p["port"])
-    client = NvueClient(base, p["username"], p["password"], p["validate_certs"], p["timeout"], p["ca_path"])
-    try:
-        if p["state"] == "gathered":
-            module.exit_json(changed=False, config=client.applied())
-        result = change(client, p["set"], p["unset"], module.check_mode, wait=p["apply_timeout"], save=p["save"])
-    except NvueError as exc:
-        module.fail_json(msg=str(exc))
-    out = {"changed": result["changed"], "revision": result["revision"], "config": result["after"],
-           "saved": result["saved"]}
-    if module._diff and result["changed"]:
-        out["diff"] = {"before": result["before"], "after": result["after"]}
-    module.exit_json(**out)
+    run_module(SPEC, run)
 
 
 if __name__ == "__main__":

@@ -74,8 +74,16 @@ options:
       - The switch's current config in its native form, as the platform transport gathers it
         (NVUE tree from C(GET /nvue_v1/?rev=applied), a C(nv set) listing or patch YAML; SONiC
         C(sonic-cfggen -d --print-data) JSON; EOS C(show running-config) text; FRR config text).
-      - Required for every state but V(rendered).
+      - Required for every state but V(rendered), unless O(kept_dir) is given.
     type: raw
+  kept_dir:
+    description:
+      - For a switch whose config is kept as files rather than pushed (the switch_fabric role's
+        C(switch_fabric_push=false)), the folder on the controller that keeps them. The switch's
+        config is read from its native file there (C(<switch>.nvue.yaml), C(<switch>.sonic.json),
+        C(<switch>.eos.cfg); none yet is an empty switch) instead of O(running_config); with
+        O(render_after), RV(files) are what to write back.
+    type: path
   tenants:
     description:
       - Limit the change to these tenants (day-2 onboarding or offboarding of one tenant).
@@ -158,6 +166,14 @@ rendered:
   returned: state is rendered, or O(render_after) with a push state
   type: dict
   sample: {"eos.cfg": "vlan 101\n   name gpucloud:acme\n!\n"}
+files:
+  description:
+    - The files kept for the switch, file name to text, RV(rendered) named as the switch_fabric role
+      writes them (C(<switch>.nvue.yaml), C(<switch>.sonic.json), C(<switch>.eos.cfg),
+      C(<switch>-frr.conf)).
+  returned: when RV(rendered) is
+  type: dict
+  sample: {"leaf1.eos.cfg": "vlan 101\n   name gpucloud:acme\n!\n"}
 parsed:
   description: The tenants found in O(running_config), in the model's shape.
   returned: state is parsed
@@ -202,142 +218,35 @@ commands:
   sample: {"commands": ["no vlan 199"]}
 """
 
-from urllib.parse import quote
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric import (
-    FRR_PLATFORMS,
-    STATES,
-    FabricError,
-    IncompleteTenantError,
-    changes,
-    desired,
-    full_switch,
-    options_with_defaults,
-    plan,
-    validate,
-)
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric_platforms import (
-    parse_native,
-    render_files,
-    render_tenants,
-    renderer,
-)
-
-DEFAULT_UNDERLAY = {"anycast_mac": "00:00:5e:00:01:01", "mtu": 9216}
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric import plan, registry
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._runner import run_module
 
 
-def _command_set(platform: str, switch: dict, before: list, after: list, underlay: dict, opts: dict) -> dict:
-    out = dict(renderer(platform).delta(switch, before, after, underlay, opts))
-    if platform == "nvue":
-        nvue = renderer("nvue")
-        out["nv"] = nvue.nv_unset(out["unset"]) + nvue.nv_set(out["set"])
-        out["unset"] = ["/".join(quote(part, safe="") for part in path) for path in out["unset"]]
-        out["set"] = nvue.tree(out["set"])
-    if platform in FRR_PLATFORMS:
-        out.update(renderer("frr").delta(switch, before, after, underlay, opts))
-    return out
-
-
-def _empty(commands: dict) -> bool:
-    return not any(commands.values())
-
-
-def _gathered(platform: str, running: object, state: str, names: list | None) -> tuple[list[dict], list[str]]:
-    """The tenants we own on the switch, and the problems of half tenants that ``deleted`` removes.
-
-    A half tenant (ours by its marker, without its L2 VNI, VRF, L3 VNI or gateway) stops every
-    state before any change, except ``deleted`` when it is one of the tenants to remove: then the
-    parts it has are removed (the error says which tenants are half).
-    """
-    try:
-        return parse_native(platform, running), []
-    except IncompleteTenantError as exc:
-        if state != "deleted" or exc.tenants is None:
-            raise
-        if names and not set(exc.half) <= set(names):
-            raise
-        return exc.tenants, exc.problems
-
-
-def run(params: dict) -> dict:
-    state = params["state"]
-    switch = params["switch"]
-    platform = params["platform"] or (switch or {}).get("platform")
-    underlay = dict(DEFAULT_UNDERLAY, **(params["underlay"] or {}))
-    opts = options_with_defaults(
-        {"route_target_asn": params["route_target_asn"], "l3vni_vlan_offset": params["l3vni_vlan_offset"]}
-    )
-    if state in ("parsed", "gathered"):
-        if not platform:
-            raise FabricError(["platform: needed to parse a config (or give switch)"])
-        if params["running_config"] is None:
-            raise FabricError(["running_config: required with state=%s" % state])
-        parsed = parse_native(platform, params["running_config"])
-        return {"changed": False, state: parsed}
-    if not switch:
-        raise FabricError(["switch: required with state=%s (the gpucloud_switch host variable)" % state])
-    switch = full_switch(switch, params["fleet_tenants"])
-    if platform == "frr":
-        raise FabricError(["platform: frr is only for parsed/gathered; FRR is rendered with nvue and sonic"])
-    switch = dict(switch, platform=platform)
-    validate(switch, underlay, opts)
-    if state == "rendered":
-        return {"changed": False, "rendered": render_files(switch, underlay, opts)}
-    if params["running_config"] is None:
-        raise FabricError(["running_config: required with state=%s; gather the switch's config first" % state])
-    have, incomplete = _gathered(platform, params["running_config"], state, params["tenants"])
-    want = desired(switch)
-    after = plan(state, want, have, params["tenants"])
-    commands = _command_set(platform, switch, have, after, underlay, opts)
-    result = {
-        "changed": not _empty(commands),
-        "before": have,
-        "after": after,
-        "changes": changes(have, after),
-        "commands": commands,
+def argument_spec() -> dict:
+    """The options; ``platform`` takes its choices from the platform registry."""
+    return {
+        "switch": {"type": "dict"},
+        "fleet_tenants": {"type": "list", "elements": "dict"},
+        "underlay": {"type": "dict", "default": {}},
+        "platform": {"type": "str", "choices": registry.names()},
+        "state": {"type": "str", "default": "merged", "choices": list(plan.STATES)},
+        "running_config": {"type": "raw"},
+        "kept_dir": {"type": "path"},
+        "tenants": {"type": "list", "elements": "str"},
+        "route_target_asn": {"type": "int", "default": 64512},
+        "l3vni_vlan_offset": {"type": "int", "default": 2000},
+        "render_after": {"type": "bool", "default": False},
     }
-    if incomplete:
-        result["incomplete"] = incomplete
-    if params.get("render_after"):
-        result["rendered"] = render_tenants(switch, after, underlay, opts)
-    if result["changed"]:
-        text_before = renderer(platform).render_text(switch, have, underlay, opts)
-        text_after = renderer(platform).render_text(switch, after, underlay, opts)
-        key = {"nvue": "nvue.nv", "sonic": "sonic.json", "eos": "eos.cfg"}[platform]
-        result["diff"] = {
-            "before": text_before[key],
-            "after": text_after[key],
-            "before_header": "%s (gathered)" % switch["name"],
-            "after_header": "%s (%s)" % (switch["name"], state),
-        }
-    return result
+
+
+def run(module: AnsibleModule) -> dict:
+    return plan.run(module.params)
 
 
 def main() -> None:
-    module = AnsibleModule(
-        argument_spec={
-            "switch": {"type": "dict"},
-            "fleet_tenants": {"type": "list", "elements": "dict"},
-            "underlay": {"type": "dict", "default": {}},
-            "platform": {"type": "str", "choices": ["nvue", "sonic", "eos", "frr"]},
-            "state": {"type": "str", "default": "merged", "choices": list(STATES)},
-            "running_config": {"type": "raw"},
-            "tenants": {"type": "list", "elements": "str"},
-            "route_target_asn": {"type": "int", "default": 64512},
-            "l3vni_vlan_offset": {"type": "int", "default": 2000},
-            "render_after": {"type": "bool", "default": False},
-        },
-        supports_check_mode=True,
-    )
-    try:
-        result = run(module.params)
-    except FabricError as exc:
-        module.fail_json(msg=str(exc), problems=exc.problems)
-    except (ValueError, TypeError, KeyError) as exc:
-        module.fail_json(msg="cannot read the config given as running_config: %s" % exc)
-    module.exit_json(**result)
+    run_module(argument_spec(), run, mutually_exclusive=[("running_config", "kept_dir")])
 
 
 if __name__ == "__main__":

@@ -1,13 +1,18 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The ``fabric`` section: switches and underlay settings."""
+"""The ``fabric`` section: switches and underlay settings.
+
+The platforms a switch may run, and the releases of each, are the fabric's data
+(``_fabric/catalog.py``, which imports nothing): read when a fleet is loaded, not copied here.
+"""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from .._fabric.catalog import PLATFORMS, switch_platforms
 from .checker import Checker, Unique, ip_str, normalise_mac, plain
 from .schema import (
     ASN_RANGE,
@@ -16,8 +21,6 @@ from .schema import (
     FABRIC_KEYS,
     HOSTNAME,
     MAC,
-    OS_VERSIONS,
-    PLATFORMS,
     SWITCH_KEYS,
     SWITCH_ROLES,
     UNDERLAY_KEYS,
@@ -49,7 +52,7 @@ def fabric(c: Checker, raw: Any) -> dict:
             entry["name"] = c.string(s["name"], path + ".name", HOSTNAME, "a host name")
             names.claim(entry["name"], path + ".name")
         if "platform" in s:
-            entry["platform"] = c.choice(s["platform"], path + ".platform", PLATFORMS)
+            entry["platform"] = c.choice(s["platform"], path + ".platform", switch_platforms())
         if "role" in s:
             entry["role"] = c.choice(s["role"], path + ".role", SWITCH_ROLES)
         if "asn" in s:
@@ -67,21 +70,23 @@ def fabric(c: Checker, raw: Any) -> dict:
 
 
 def version_key(platform: str, text: str) -> tuple | None:
-    """``"5.12"`` -> (5, 12); ``"202605"`` -> (202605,); ``"master"`` -> (999999,); None if malformed."""
-    if platform == "sonic":
-        if text == "master":
-            return (999999,)
-        return (int(text),) if re.match(r"^20\d{4}$", text) else None
-    m = re.match(r"^(\d+)\.(\d+)(\.\d+[A-Za-z0-9.-]*)?$", text)
+    """``"5.12"`` -> (5, 12); ``"202605"`` -> (202605,); ``"master"`` -> (999999,); None if malformed.
+
+    The form is the platform's (``catalog``: ``pattern``, its groups the key; ``major``; ``aliases``).
+    """
+    spec = PLATFORMS[platform]["versions"]
+    if text in spec.get("aliases", {}):
+        return tuple(spec["aliases"][text])
+    m = re.match(spec["pattern"], text)
     if not m:
         return None
-    major = {"nvue": 5, "eos": 4}[platform]
-    return (int(m.group(1)), int(m.group(2))) if int(m.group(1)) == major else None
+    key = tuple(int(part) for part in m.groups() if part is not None)
+    return key if spec.get("major") in (None, key[0]) else None
 
 
 def os_version(c: Checker, platform: str, value: Any, path: str) -> str | None:
     """The switch's OS release, validated for its platform (default: the newest tested)."""
-    spec = OS_VERSIONS[platform]
+    spec = PLATFORMS[platform]["versions"]
     if value is None:
         return spec["default"]
     if isinstance(value, float):
@@ -97,6 +102,13 @@ def os_version(c: Checker, platform: str, value: Any, path: str) -> str | None:
             path,
             "%s %s is older than the oldest release the fabric supports (%s); see docs/fabric.md"
             % (platform, text, ".".join(str(p) for p in spec["oldest"])),
+        )
+        return None
+    if spec.get("newest") and key > spec["newest"]:
+        c.add(
+            path,
+            "%s %s is newer than the newest release the fabric renders for (%s: %s); see docs/fabric.md"
+            % (platform, text, ".".join(str(p) for p in spec["newest"]), spec["newest_why"]),
         )
         return None
     return text

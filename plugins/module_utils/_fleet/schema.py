@@ -10,7 +10,7 @@ import re
 PLUGIN_NAME = "gpucloud.baremetal.fleet"
 
 ISOLATIONS = ("shared", "private")
-PLATFORMS = ("nvue", "sonic", "eos")
+# The switch platforms and the releases of each are the fabric's: _fabric/catalog.py (data only).
 SWITCH_ROLES = ("leaf", "spine")
 OS_FAMILIES = ("ubuntu", "rocky", "rhel", "debian")
 VLAN_RANGE = (1, 4094)
@@ -65,16 +65,6 @@ SWITCH_KEYS = {
     "loopback": True,
     "role": True,
     "os_version": False,
-}
-# The switch OS releases the fabric renders for (docs/fabric.md), per platform: the oldest
-# supported, the newest tested, and the default for a switch that does not say.
-# NVUE: `evpn vni <vni> route-target` exists from 5.4 (5.3 and older: `evpn evi`).
-# SONiC: community releases YYYYMM, or `master`; the SAG table exists from master (2026-06) only.
-# EOS: 4.28 and later (VXLAN symmetric IRB with `vxlan vrf`, `ip address virtual`).
-OS_VERSIONS = {
-    "nvue": {"oldest": (5, 4), "tested": "5.12", "default": "5.12", "form": "5.N or 5.N.M (Cumulus Linux)"},
-    "sonic": {"oldest": (202305,), "tested": "202605", "default": "202605", "form": "a release YYYYMM or master"},
-    "eos": {"oldest": (4, 28), "tested": "4.34", "default": "4.34", "form": "4.N or 4.N.MF (Arista EOS)"},
 }
 NODE_KEYS = {
     "name": True,

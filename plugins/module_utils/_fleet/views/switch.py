@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 
@@ -106,5 +107,10 @@ def expand_switch(switch: dict, tenants: list[dict]) -> dict:
     return out
 
 
+@functools.lru_cache(maxsize=65536)
 def port_key(port: str) -> tuple:
-    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", port))
+    """Natural sort key of a port (or a config line): ``swp2`` before ``swp10``.
+
+    The one sort order of ports, in the inventory and in every switch config the fabric writes.
+    """
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", port))

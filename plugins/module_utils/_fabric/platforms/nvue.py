@@ -26,24 +26,18 @@ import functools
 import json
 import re
 from typing import Any
+from urllib.parse import quote
 
 from ansible.module_utils.common.yaml import yaml_load
 
-from ._fabric import (
-    FabricError,
-    PortGroup,
-    check_distinct,
-    check_parsed,
-    incomplete,
-    marker,
-    owner,
-    pairs,
-    port_groups,
-    port_key,
-    split_partial,
-    stand_in,
-    without_stand_ins,
-)
+from ..errors import FabricError, NativeConfigError
+from ..model import PortGroup, check_distinct, group_ids, pairs, port_groups
+from ..ownership import Found, at, marker, number, owner, split_partial, stand_in, without_stand_ins
+
+try:
+    from yaml import YAMLError
+except ImportError:  # pragma: no cover - ansible-core brings PyYAML
+    YAMLError = ValueError  # type: ignore[assignment,misc]
 
 BRIDGE = "br_default"
 Path = tuple[str, ...]
@@ -132,14 +126,15 @@ def render_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict, n
     if not tenants:
         return {"nvue.yaml": head + "[]\n", **({"nvue.nv": head} if nv else {})}
     check_distinct(tenants, "vlan", "vni", "vrf")
-    groups = port_groups(tenants)
+    ids = group_ids(tenants)
+    groups = port_groups(tenants, ids)
     svis = {"vlan%d" % t["vlan"] for t in tenants}
     clash = sorted({p["port"] for g in groups for p in g.ports} & svis)
     if clash:
         raise FabricError(["port %s is named like a tenant's SVI; NVUE has one interface of that name" % clash[0]])
     out = {"nvue.yaml": head + _yaml_text(switch, tenants, groups, underlay, opts)}
     if nv:
-        out["nvue.nv"] = head + _nv_text(switch, tenants, underlay, opts)
+        out["nvue.nv"] = head + _nv_text(switch, tenants, underlay, opts, ids)
     return out
 
 
@@ -267,8 +262,8 @@ def _nv_switch(switch: dict, underlay: dict) -> dict:
     return {"asn": _word(switch["asn"]), "loopback": _word(switch["loopback"]), "mac": _word(underlay["anycast_mac"])}
 
 
-def _nv_tenant(sw: dict, t: dict, opts: dict, ports: dict[int, str]) -> str:
-    """One tenant's ``nv set`` lines; ``ports``: the text of each ports list (by id), with the VLAN as NUL."""
+def _nv_tenant(sw: dict, t: dict, opts: dict, ports: str) -> str:
+    """One tenant's ``nv set`` lines; ``ports``: its ports' lines (``_nv_ports``)."""
     svi = "vlan%d" % t["vlan"]
     text = _NV_TENANT % dict(
         sw,
@@ -284,21 +279,30 @@ def _nv_tenant(sw: dict, t: dict, opts: dict, ports: dict[int, str]) -> str:
         l3vni=t["l3vni"],
         rt3=rt(opts, t["l3vni"]),
     )
-    own = ports.get(id(t["ports"]))
-    if own is None:
-        own = ports[id(t["ports"])] = "".join(
-            "nv set interface %s bridge domain br_default access \0\n" % p["port"]
-            if p["mode"] == "access"
-            else "nv set interface %s bridge domain br_default vlan \0\n" % p["port"]
-            for p in t["ports"]
-        )
-    return text + own.replace("\0", str(t["vlan"])) if own else text
+    return text + ports.replace("\0", str(t["vlan"])) if ports else text
 
 
-def _nv_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> str:
+def _nv_ports(ports: list[dict]) -> str:
+    """The ``nv set`` lines of a ports list, with the VLAN as NUL: formatted once per port group."""
+    return "".join(
+        "nv set interface %s bridge domain br_default access \0\n" % p["port"]
+        if p["mode"] == "access"
+        else "nv set interface %s bridge domain br_default vlan \0\n" % p["port"]
+        for p in ports
+    )
+
+
+def _nv_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict, ids: list[int]) -> str:
+    """The ``nv set`` lines; ``ids``: the tenants' port groups (``group_ids``)."""
     sw = _nv_switch(switch, underlay)
-    ports: dict[int, str] = {}
-    return _NV_GLOBAL % sw + "".join(_nv_tenant(sw, t, opts, ports) for t in tenants)
+    ports: dict[int, str] = {}  # port group -> its lines
+    out = [_NV_GLOBAL % sw]
+    for t, gid in zip(tenants, ids, strict=True):
+        own = ports.get(gid)
+        if own is None:
+            own = ports[gid] = _nv_ports(t["ports"])
+        out.append(_nv_tenant(sw, t, opts, own))
+    return "".join(out)
 
 
 def nv_items(text: str) -> list[Item]:
@@ -393,7 +397,7 @@ def tenant_items(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item
     A half tenant: the items of the parts it has (``stand_in``).
     """
     t, missing = stand_in(t)
-    items = nv_items(_nv_tenant(_nv_switch(switch, underlay), t, opts, {}))
+    items = nv_items(_nv_tenant(_nv_switch(switch, underlay), t, opts, _nv_ports(t["ports"])))
     return without_stand_ins(items, missing)
 
 
@@ -424,6 +428,17 @@ def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, o
     if sets:
         sets = global_items(switch, underlay) + sets
     return {"unset": _leave_bridge(unset, before, after), "set": sets}
+
+
+def commands(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict) -> dict:
+    """The native change in the module's result form: ``unset`` (REST paths, each part
+    URL-encoded), ``set`` (the REST body) and ``nv`` (the same as ``nv unset``/``nv set`` lines)."""
+    d = delta(switch, before, after, underlay, opts)
+    return {
+        "unset": ["/".join(quote(part, safe="") for part in path) for path in d["unset"]],
+        "set": tree(d["set"]),
+        "nv": nv_unset(d["unset"]) + nv_set(d["set"]),
+    }
 
 
 def _leave_bridge(unset: list[Path], before: list[dict], after: list[dict]) -> list[Path]:
@@ -469,11 +484,22 @@ def _scalar_path(path: Path) -> bool:
 
 
 def load(config: Any) -> dict:
-    """Any of the three forms (tree, ``[{set: tree}]``, ``nv set`` text) to the tree."""
+    """Any of the three forms (tree, ``[{set: tree}]``, ``nv set`` text) to the tree.
+
+    ``NativeConfigError`` for text that is neither ``nv set`` lines nor YAML/JSON of a tree.
+    """
     if isinstance(config, str):
         if re.search(r"^\s*nv set ", config, re.M):
             return from_nv(config)
-        return load(yaml_load(config) or {}) if config.strip() else {}
+        if not config.strip():
+            return {}
+        try:
+            loaded = yaml_load(config)
+        except YAMLError as exc:
+            raise NativeConfigError(["running_config: neither nv set lines nor NVUE YAML/JSON (%s)" % exc]) from None
+        if isinstance(loaded, str):
+            raise NativeConfigError(["running_config: neither nv set lines nor an NVUE tree: %r" % config[:60]])
+        return load(loaded or {})
     if isinstance(config, list):
         merged: list[Item] = []
         for entry in config:
@@ -494,70 +520,68 @@ def _flatten(node: dict, prefix: Path = ()) -> list[Item]:
     return out
 
 
+def _memberships(interfaces: dict) -> dict[int, list[dict]]:
+    """The bridge ports of each VLAN: access (``access N``) or trunk (``vlan N``)."""
+    ports: dict[int, list[dict]] = {}
+    for name, iface in interfaces.items():
+        where = "interface %s" % name
+        dom = at(iface, where, "bridge", "domain", BRIDGE)
+        if "access" in dom:
+            vlan = number(dom["access"], "%s bridge domain %s access" % (where, BRIDGE))
+            ports.setdefault(vlan, []).append({"port": str(name), "mode": "access"})
+        for v in at(dom, "%s bridge domain %s" % (where, BRIDGE), "vlan"):
+            if str(v).isdigit():
+                ports.setdefault(int(v), []).append({"port": str(name), "mode": "trunk"})
+    return ports
+
+
 def parse(config: Any) -> list[dict]:
     """Tenants we own in an NVUE config (any form), in the neutral shape.
 
     ``IncompleteTenantError`` when an SVI marked as ours is not a whole tenant (no L2 VNI, VRF,
     L3 VNI or VRR gateway: the error holds the tenants, half ones included) or holds more than
-    one VRR/SVI address, VNI or L3 VNI.
+    one VRR/SVI address, VNI or L3 VNI; ``NativeConfigError`` when the config is not NVUE's.
     """
     cfg = load(config)
-    interfaces = cfg.get("interface") or {}
-    vlans = ((cfg.get("bridge") or {}).get("domain") or {}).get(BRIDGE, {}).get("vlan") or {}
-    vrfs = cfg.get("vrf") or {}
-    ports: dict[int, list[dict]] = {}
-    for name, iface in interfaces.items():
-        dom = ((iface or {}).get("bridge") or {}).get("domain", {}).get(BRIDGE) or {}
-        if "access" in dom:
-            ports.setdefault(int(dom["access"]), []).append({"port": str(name), "mode": "access"})
-        for v in dom.get("vlan") or {}:
-            if str(v).isdigit():
-                ports.setdefault(int(v), []).append({"port": str(name), "mode": "trunk"})
-    tenants = []
-    gaps: list[str] = []
-    conflicts: list[str] = []
-    half: list[str] = []
+    interfaces = at(cfg, "", "interface")
+    vlans = at(cfg, "", "bridge", "domain", BRIDGE, "vlan")
+    vrfs = at(cfg, "", "vrf")
+    ports = _memberships(interfaces)
+    found = Found()
     for name, iface in interfaces.items():
         m = _SVI.match(str(name))
-        tenant = owner((iface or {}).get("description")) if m else None
+        where = "interface %s" % name
+        tenant = owner(at(iface, where).get("description")) if m else None
         if tenant is None:
             continue
-        vlan = int(iface.get("vlan") or m.group(1))
-        ip = iface.get("ip") or {}
+        vlan = number(iface.get("vlan") or m.group(1), where + " vlan")
+        ip = at(iface, where, "ip")
         vrf = str(ip.get("vrf", ""))
-        found = {
-            "gateway": [str(a) for a in ((ip.get("vrr") or {}).get("address") or {})],
-            "address": [str(a) for a in (ip.get("address") or {})],
-            "vni": [str(v) for v in ((vlans.get(str(vlan)) or vlans.get(vlan) or {}).get("vni") or {})],
-            "l3vni": [str(v) for v in (((vrfs.get(vrf) or {}).get("evpn") or {}).get("vni") or {})] if vrf else [],
-        }
-        t = {
-            "name": tenant,
-            "vlan": vlan,
-            "vni": int(found["vni"][0]) if found["vni"] else 0,
-            "vrf": vrf,
-            "l3vni": int(found["l3vni"][0]) if found["l3vni"] else 0,
-            "gateway": found["gateway"][0] if found["gateway"] else "",
-            "subnet": "",
-            "address": found["address"][0] if found["address"] else "",
-            "ports": sorted(ports.get(vlan, []), key=lambda p: port_key(p["port"])),
-        }
-        where = "interface %s" % name
         paths = {
             "vni": "bridge domain %s vlan %d vni" % (BRIDGE, vlan),
             "vrf": "%s ip vrf" % where,
             "l3vni": "vrf %s evpn vni" % (vrf or "<vrf>"),
             "gateway": "%s ip vrr address" % where,
+            "address": "%s ip address" % where,
         }
-        own_gaps = incomplete(where, t, paths)
-        if own_gaps:
-            gaps.extend(own_gaps)
-            half.append(tenant)
-        paths["address"] = "%s ip address" % where
-        conflicts.extend(
-            "%s (%s): %s has %s; the collection writes one" % (where, marker(tenant), paths[key], ", ".join(values))
-            for key, values in found.items()
-            if len(values) > 1
+        bridge_vlan = vlans.get(str(vlan)) or vlans.get(vlan)
+        values = {
+            "gateway": [str(a) for a in at(ip, where + " ip", "vrr", "address")],
+            "address": [str(a) for a in at(ip, where + " ip", "address")],
+            "vni": [str(v) for v in at(bridge_vlan, "bridge domain %s vlan %d" % (BRIDGE, vlan), "vni")],
+            "l3vni": [str(v) for v in at(vrfs.get(vrf), "vrf " + vrf, "evpn", "vni")] if vrf else [],
+        }
+        found.add(
+            where,
+            paths,
+            name=tenant,
+            vlan=vlan,
+            vni=number(values["vni"][0], paths["vni"]) if values["vni"] else 0,
+            vrf=vrf,
+            l3vni=number(values["l3vni"][0], paths["l3vni"]) if values["l3vni"] else 0,
+            gateway=values["gateway"][0] if values["gateway"] else "",
+            address=values["address"][0] if values["address"] else "",
+            ports=ports.get(vlan, []),
         )
-        tenants.append(t)
-    return check_parsed(tenants, gaps, conflicts, half)
+        found.second_values(where, tenant, values, paths)
+    return found.result()

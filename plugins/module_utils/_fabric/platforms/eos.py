@@ -6,8 +6,10 @@
 Private to the collection. EOS routes with its own BGP, so VRF, L3 VNI and EVPN are EOS
 CLI too (``router bgp ... vlan`` / ``vrf`` blocks); no FRR file for EOS.
 
-Ownership: ``vlan N`` named ``gpucloud:<tenant>`` (and its SVI described so). A config line
-is an item: the tuple of lines from the top-level block down to it.
+Every line is one entry (``cli.Line``): the writer's templates are joined from the entries,
+and the parser reads with the same entries. Ownership: ``vlan N`` named ``gpucloud:<tenant>``
+(and its SVI described so). A config line is an item: the tuple of lines from the top-level
+block down to it.
 """
 
 from __future__ import annotations
@@ -15,23 +17,61 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._fabric import (
-    FabricError,
-    check_distinct,
-    check_parsed,
-    incomplete,
-    marker,
-    owner,
-    pairs,
-    port_groups,
-    port_key,
-    split_partial,
-    stand_in,
-    without_stand_ins,
-)
+from ..cli import INDENT, Item, Line, block, blocks, first, items
+from ..errors import FabricError
+from ..model import check_distinct, pairs, port_groups, port_key
+from ..ownership import Found, marker, owner, split_partial, stand_in, text_of, without_stand_ins
 
-INDENT = "   "
-Item = tuple[str, ...]
+# Each line of the config, as written and as read. `getval` is given where EOS shows more
+# than we write: its list forms (`vlan 10-12,20`, `vxlan vlan 10-12 vni 10010-10012`,
+# `switchport trunk allowed vlan 101-102,110`, `... allowed vlan add 110`), `vrf forwarding`.
+VARP_MAC = Line("varp_mac", "ip virtual-router mac-address %(mac)s")
+VLAN = Line("vlan", "vlan %(vlan)d", r"^vlan (?P<vlans>[\d,-]+)$")
+VLAN_NAME = Line("vlan_name", "name %(marker)s", r"^name (?P<marker>.+)$")
+VRF_INSTANCE = Line("vrf_instance", "vrf instance %(vrf)s")
+VRF_ROUTING = Line("vrf_routing", "ip routing vrf %(vrf)s")
+SVI = Line("svi", "interface Vlan%(vlan)d")
+SVI_DESCRIPTION = Line("svi_description", "description %(marker)s", r"^description (?P<marker>.+)$")
+SVI_VRF = Line("svi_vrf", "vrf %(vrf)s", r"^vrf (?:.* )?(?P<vrf>\S+)$")
+SVI_GATEWAY = Line("svi_gateway", "ip address virtual %(gateway)s", r"^ip address virtual\s+(?P<gateway>\S+)")
+VXLAN = Line("vxlan", "interface Vxlan1", r"^interface Vxlan.*$")
+VXLAN_SOURCE = Line("vxlan_source", "vxlan source-interface Loopback0")
+VXLAN_PORT = Line("vxlan_port", "vxlan udp-port 4789")
+VXLAN_VLAN = Line("vxlan_vlan", "vxlan vlan %(vlan)d vni %(vni)d",
+                  r"^vxlan vlan (?P<vlans>[\d,-]+) vni (?P<vnis>[\d,-]+)$")  # fmt: skip
+VXLAN_VRF = Line("vxlan_vrf", "vxlan vrf %(vrf)s vni %(l3vni)d")
+PORT = Line("port", "interface %(port)s", r"^interface\s+(?P<port>.+)$")
+PORT_ACCESS = Line("port_access", "switchport access vlan %(vlan)d")
+PORT_TRUNK = Line("port_trunk", "switchport mode trunk")
+PORT_ALLOWED = Line("port_allowed", "switchport trunk allowed vlan %(vlans)s",
+                    r"^switchport trunk allowed vlan (?:add )?(?P<vlans>[\d,-]+)$")  # fmt: skip
+BGP = Line("bgp", "router bgp %(asn)d")
+BGP_ROUTER_ID = Line("bgp_router_id", "router-id %(loopback)s")
+BGP_VLAN = Line("bgp_vlan", "vlan %(vlan)d")
+BGP_VRF = Line("bgp_vrf", "vrf %(vrf)s")
+RD_AUTO = Line("rd_auto", "rd auto")
+RT_BOTH = Line("rt_both", "route-target both %(rt)s")
+RT_IMPORT = Line("rt_import", "route-target import evpn %(rt3)s")
+RT_EXPORT = Line("rt_export", "route-target export evpn %(rt3)s")
+REDISTRIBUTE_LEARNED = Line("redistribute_learned", "redistribute learned")
+REDISTRIBUTE_CONNECTED = Line("redistribute_connected", "redistribute connected")
+# The top-level blocks the parser reads, in the order they are tried (an SVI or VTEP before a port).
+READ = (VLAN, SVI, VXLAN, PORT)
+
+# The writer's templates, joined from the entries once.
+_VARP = block(VARP_MAC, ())
+_VLAN = block(VLAN, (VLAN_NAME,))
+_SVI = block(SVI, (SVI_DESCRIPTION, SVI_VRF, SVI_GATEWAY))
+_VXLAN = block(VXLAN, (VXLAN_SOURCE, VXLAN_PORT), end="")
+_VXLAN_TENANT = INDENT + VXLAN_VLAN.fmt + "\n" + INDENT + VXLAN_VRF.fmt + "\n"  # vlan, vni, vrf, l3vni
+_BGP = "!\n" + block(BGP, (BGP_ROUTER_ID,), end="")
+_BGP_TENANT = block(BGP_VLAN, (RD_AUTO, RT_BOTH, REDISTRIBUTE_LEARNED), 1) + block(
+    BGP_VRF, (RD_AUTO, RT_IMPORT, RT_EXPORT, REDISTRIBUTE_CONNECTED), 1
+)
+_PORT_ACCESS = INDENT + PORT_ACCESS.setval + "\n"
+_PORT_TRUNK = INDENT + PORT_TRUNK.setval + "\n"
+_PORT_ALLOWED = INDENT + PORT_ALLOWED.setval + "\n"
+
 _TOP_RANK = (
     ("ip virtual-router", 0),
     ("vlan ", 1),
@@ -68,6 +108,30 @@ def vlan_ranges(vlans: list[int]) -> str:
         if vlan is not None:
             start = prev = vlan
     return ",".join(out)
+
+
+def vlan_list(text: str) -> set[int]:
+    """``101-103,110`` -> {101, 102, 103, 110}: EOS's VLAN list form (parts that are not numbers are skipped)."""
+    out: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        if re.match(r"^\d+-\d+$", part):
+            lo, hi = (int(x) for x in part.split("-"))
+            out.update(range(lo, hi + 1))
+        elif part.isdigit():
+            out.add(int(part))
+    return out
+
+
+def number_list(text: str) -> list[int]:
+    """``10-12,20`` -> [10, 11, 12, 20], in the order written; [] when it is not such a list."""
+    out: list[int] = []
+    for part in text.split(","):
+        m = re.match(r"^(\d+)(?:-(\d+))?$", part.strip())
+        if m is None or (m.group(2) and int(m.group(2)) < int(m.group(1))):
+            return []
+        out.extend(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
+    return out
 
 
 def to_text(items: list[Item], removals: bool = False) -> list[str]:
@@ -109,18 +173,10 @@ def render_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -
     text = head + _cli_text(switch, whole, underlay, opts) if whole else head
     if half:
         # Half tenants (as parsed, for state=deleted's diff): the lines each has, after the rest.
-        items = [item for t in half for item in tenant_items(switch, t, underlay, opts)]
+        found = [item for t in half for item in tenant_items(switch, t, underlay, opts)]
         text += "! incomplete tenants (%s): the parts found\n" % ", ".join(t["name"] for t in half)
-        text += "".join(line + "\n" for line in to_text(items))
+        text += "".join(line + "\n" for line in to_text(found))
     return {"eos.cfg": text}
-
-
-_VRF_BGP = (
-    "   vlan %(vlan)d\n      rd auto\n      route-target both %(rt)s\n      redistribute learned\n   !\n"
-    "   vrf %(vrf)s\n      rd auto\n      route-target import evpn %(rt3)s\n"
-    "      route-target export evpn %(rt3)s\n      redistribute connected\n   !\n"
-)
-_SVI = "interface Vlan%(vlan)d\n   description %(marker)s\n   vrf %(vrf)s\n   ip address virtual %(gateway)s\n!\n"
 
 
 def _cli_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> str:
@@ -133,9 +189,7 @@ def _cli_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> 
     clash = [p["port"] for g in groups for p in g.ports if _rank("interface " + p["port"])[0] != 4]
     if clash:
         raise FabricError(["port %s is named like an interface the tenants' config creates (VlanN, Vxlan1)" % clash[0]])
-    vlans, svis, vxlan, bgp = [], [], [], []
-    vrf_lines = []
-    ports = []
+    vlan_t, svi_t, vxlan_t, bgp_t, vrfs, ports = [], [], [], [], [], []
     for t in tenants:
         v = {
             "vlan": t["vlan"],
@@ -145,36 +199,36 @@ def _cli_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> 
             "rt": rt(opts, t["vni"]),
             "rt3": rt(opts, t["l3vni"]),
         }
-        vlans.append("vlan %(vlan)d\n   name %(marker)s\n!\n" % v)
-        svis.append(_SVI % v)
-        vxlan.append("   vxlan vlan %d vni %d\n   vxlan vrf %s vni %d\n" % (t["vlan"], t["vni"], t["vrf"], t["l3vni"]))
-        bgp.append(_VRF_BGP % v)
-        vrf_lines.append(t["vrf"])
+        vlan_t.append(_VLAN % v)
+        svi_t.append(_SVI % v)
+        vxlan_t.append(_VXLAN_TENANT % (t["vlan"], t["vni"], t["vrf"], t["l3vni"]))
+        bgp_t.append(_BGP_TENANT % v)
+        vrfs.append(t["vrf"])
     for g in groups:
-        trunk = "   switchport mode trunk\n" + (
-            "   switchport trunk allowed vlan %s\n" % vlan_ranges(g.vlans) if g.vlans else ""
-        )
-        access = "   switchport access vlan %d\n" % g.vlans[-1] if g.vlans else ""
+        trunk = _PORT_TRUNK + (_PORT_ALLOWED % {"vlans": vlan_ranges(g.vlans)} if g.vlans else "")
+        access = _PORT_ACCESS % {"vlan": g.vlans[-1]} if g.vlans else ""
         for p in g.ports:
-            line = "interface %s" % p["port"]
+            line = PORT.fmt % p["port"]
             ports.append((port_key(line), line + "\n" + (access if p["mode"] == "access" else trunk) + "!\n"))
     # Blocks of one kind are sorted by their natural key (``_rank``); tenants come in VLAN order.
     # ``vlan N`` and ``interface VlanN`` sort by N: the tenants' order (canonical, distinct VLANs).
-    vrf_sorted = sorted(vrf_lines, key=lambda vrf: port_key("vrf instance " + vrf))
-    routing_sorted = sorted(vrf_lines, key=lambda vrf: port_key("ip routing vrf " + vrf))
     ports.sort(key=lambda kt: kt[0])
+    # each block sorted by its line, as EOS sorts them
+    instances = sorted([VRF_INSTANCE.fmt % vrf for vrf in vrfs], key=port_key)
+    routings = sorted([VRF_ROUTING.fmt % vrf for vrf in vrfs], key=port_key)
+    sw = {"asn": switch["asn"], "loopback": switch["loopback"], "mac": underlay["anycast_mac"]}
     return "".join(
         [
-            "ip virtual-router mac-address %s\n!\n" % underlay["anycast_mac"],
-            *vlans,
-            *("vrf instance %s\n!\n" % vrf for vrf in vrf_sorted),
-            *("ip routing vrf %s\n!\n" % vrf for vrf in routing_sorted),
+            _VARP % sw,
+            *vlan_t,
+            *(line + "\n!\n" for line in instances),
+            *(line + "\n!\n" for line in routings),
             *(text for unused, text in ports),
-            *svis,
-            "interface Vxlan1\n   vxlan source-interface Loopback0\n   vxlan udp-port 4789\n",
-            *vxlan,
-            "!\nrouter bgp %d\n   router-id %s\n" % (switch["asn"], switch["loopback"]),
-            *bgp,
+            *svi_t,
+            _VXLAN,
+            *vxlan_t,
+            _BGP % sw,
+            *bgp_t,
             "!\n",
         ]
     )
@@ -185,22 +239,12 @@ def _cli_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) -> 
 
 def cli_items(text: str) -> list[Item]:
     """CLI text to items: each line as the tuple of lines from its top-level block down to it."""
-    out: list[Item] = []
-
-    def walk(prefix: Item, nodes: list) -> None:
-        for line, children in nodes:
-            if children:
-                walk((*prefix, line), children)
-            else:
-                out.append((*prefix, line))
-
-    walk((), blocks(text))
-    return out
+    return items(text)
 
 
 def global_items(switch: dict, underlay: dict, opts: dict) -> list[Item]:
     """Switch-wide lines every tenant needs (never removed), as the writer writes them."""
-    return cli_items(_cli_text(switch, [], underlay, opts))
+    return items(_cli_text(switch, [], underlay, opts))
 
 
 def tenant_items(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item]:
@@ -210,8 +254,8 @@ def tenant_items(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item
     """
     t, missing = stand_in(t)
     common = set(global_items(switch, underlay, opts))
-    items = [i for i in cli_items(_cli_text(switch, [t], underlay, opts)) if i not in common]
-    return without_stand_ins(items, missing)
+    own = [i for i in items(_cli_text(switch, [t], underlay, opts)) if i not in common]
+    return without_stand_ins(own, missing)
 
 
 def _negate(item: Item) -> Item:
@@ -227,22 +271,23 @@ def _removal(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item]:
     """The lines that remove a tenant; a half tenant's: those of the parts it has."""
     own = tenant_items(switch, t, underlay, opts)
     t, missing = stand_in(t)
-    bgp = "router bgp %d" % switch["asn"]
-    items: list[Item] = [
-        (bgp, "no vlan %d" % t["vlan"]),
-        (bgp, "no vrf %s" % t["vrf"]),
-        ("interface Vxlan1", "no vxlan vlan %d vni %d" % (t["vlan"], t["vni"])),
-        ("interface Vxlan1", "no vxlan vrf %s vni %d" % (t["vrf"], t["l3vni"])),
-        ("no interface Vlan%d" % t["vlan"],),
+    bgp = BGP.set(switch)
+    vxlan = VXLAN.setval
+    found: list[Item] = [
+        _negate((bgp, BGP_VLAN.set(t))),
+        _negate((bgp, BGP_VRF.set(t))),
+        _negate((vxlan, VXLAN_VLAN.set(t))),
+        _negate((vxlan, VXLAN_VRF.set(t))),
+        _negate((SVI.set(t),)),
     ]
-    ports = {"interface %s" % p["port"] for p in t["ports"]}
-    items += [_negate(i) for i in own if i[0] in ports and i[-1] != "switchport mode trunk"]
-    items += [("no ip routing vrf %s" % t["vrf"],), ("no vrf instance %s" % t["vrf"],), ("no vlan %d" % t["vlan"],)]
-    return without_stand_ins(items, missing)
+    ports = {PORT.set(p) for p in t["ports"]}
+    found += [_negate(i) for i in own if i[0] in ports and i[-1] != PORT_TRUNK.setval]
+    found += [_negate((VRF_ROUTING.set(t),)), _negate((VRF_INSTANCE.set(t),)), _negate((VLAN.set(t),))]
+    return without_stand_ins(found, missing)
 
 
 def _shared(item: Item) -> bool:
-    return item[-1] == "switchport mode trunk"
+    return item[-1] == PORT_TRUNK.setval
 
 
 def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict) -> dict:
@@ -270,21 +315,27 @@ def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, o
     return {"commands": commands}
 
 
+def commands(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict) -> dict:
+    """The native change in the module's result form (``delta``'s)."""
+    return delta(switch, before, after, underlay, opts)
+
+
+def _trunk_vlans(tenants: list[dict]) -> dict[str, set[int]]:
+    out: dict[str, set[int]] = {}
+    for t in tenants:
+        for p in t["ports"]:
+            if p["mode"] == "trunk":
+                out.setdefault(p["port"], set()).add(t["vlan"])
+    return out
+
+
 def _trunk_lists(removals: list[Item], adds: list[Item], before: list[dict], after: list[dict]) -> tuple:
     """Trunk memberships as each changed port's whole allowed list, never ``add``/``remove``.
 
     ``add`` only appends to a list that allows everything by default, so a port that has just
     become a trunk would carry every VLAN of the switch; the whole list (or ``none``) is exact.
     """
-    def trunk_vlans(tenants: list[dict]) -> dict[str, set[int]]:
-        out: dict[str, set[int]] = {}
-        for t in tenants:
-            for p in t["ports"]:
-                if p["mode"] == "trunk":
-                    out.setdefault(p["port"], set()).add(t["vlan"])
-        return out
-
-    old, new = trunk_vlans(before), trunk_vlans(after)
+    old, new = _trunk_vlans(before), _trunk_vlans(after)
 
     def membership(item: Item) -> bool:
         return len(item) == 2 and item[1].startswith("switchport trunk allowed vlan ")
@@ -294,56 +345,16 @@ def _trunk_lists(removals: list[Item], adds: list[Item], before: list[dict], aft
     for port in sorted(set(old) | set(new), key=port_key):
         if old.get(port) == new.get(port):
             continue
-        iface = "interface %s" % port
+        iface = PORT.set({"port": port})
         if new.get(port):
-            adds.append((iface, "switchport mode trunk"))
-            adds.append((iface, "switchport trunk allowed vlan " + vlan_ranges(sorted(new[port]))))
+            adds.append((iface, PORT_TRUNK.setval))
+            adds.append((iface, PORT_ALLOWED.set({"vlans": vlan_ranges(sorted(new[port]))})))
         else:
-            removals.append((iface, "switchport trunk allowed vlan none"))
+            removals.append((iface, PORT_ALLOWED.set({"vlans": "none"})))
     return removals, adds
 
 
 # --- parse ---------------------------------------------------------------------------
-
-
-def blocks(text: str) -> list[tuple[str, list]]:
-    """Running-config text to a tree of (line, children) by indentation."""
-    root: list[tuple[str, list]] = []
-    stack: list[tuple[int, list]] = [(-1, root)]
-    for raw in text.splitlines():
-        stripped = raw.strip()
-        if not stripped or stripped.startswith("!"):
-            continue
-        depth = len(raw) - len(raw.lstrip(" "))
-        while stack[-1][0] >= depth:
-            stack.pop()
-        children: list = []
-        stack[-1][1].append((stripped, children))
-        stack.append((depth, children))
-    return root
-
-
-def _vlan_list(text: str) -> set[int]:
-    out: set[int] = set()
-    for part in text.split(","):
-        part = part.strip()
-        if re.match(r"^\d+-\d+$", part):
-            lo, hi = (int(x) for x in part.split("-"))
-            out.update(range(lo, hi + 1))
-        elif part.isdigit():
-            out.add(int(part))
-    return out
-
-
-def _number_list(text: str) -> list[int]:
-    """``10-12,20`` -> [10, 11, 12, 20], in the order written; [] when it is not such a list."""
-    out: list[int] = []
-    for part in text.split(","):
-        m = re.match(r"^(\d+)(?:-(\d+))?$", part.strip())
-        if m is None or (m.group(2) and int(m.group(2)) < int(m.group(1))):
-            return []
-        out.extend(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
-    return out
 
 
 def parse(config: Any) -> list[dict]:
@@ -355,86 +366,75 @@ def parse(config: Any) -> list[dict]:
     ``vxlan vlan 10-12 vni 10010-10012`` maps them pairwise. One tenant's marker on more than one
     VLAN is an ``IncompleteTenantError`` (the collection writes it on one).
     """
-    text = "\n".join(config) if isinstance(config, list) else str(config or "")
     names: dict[int, str] = {}
     svis: dict[int, dict] = {}
     l2vni: dict[int, int] = {}
     l3vni: dict[str, int] = {}
     ports: dict[int, list[dict]] = {}
-    for line, children in blocks(text):
+    for line, children in blocks(text_of(config, "EOS")):
+        entry, values = first(line, READ)
         kids = [c for c, unused in children]
-        m = re.match(r"^vlan ([\d,-]+)$", line)
-        if m:
+        if entry is VLAN:
             for kid in kids:
-                if kid.startswith("name ") and owner(kid[5:]):
-                    for vlan in _number_list(m.group(1)):
-                        names[vlan] = owner(kid[5:])
-            continue
-        m = re.match(r"^interface Vlan(\d+)$", line)
-        if m:
+                name = VLAN_NAME.get(kid)
+                if name and owner(name["marker"]):
+                    for vlan in number_list(values["vlans"]):
+                        names[vlan] = owner(name["marker"])
+        elif entry is SVI:
             svi: dict[str, str] = {}
             for kid in kids:
-                if kid.startswith("vrf ") or kid.startswith("vrf forwarding "):
-                    svi["vrf"] = kid.split()[-1]
-                elif kid.startswith("ip address virtual "):
-                    svi["gateway"] = kid.split()[3]
-            svis[int(m.group(1))] = svi
-            continue
-        if line.startswith("interface Vxlan"):
+                child, found = first(kid, (SVI_VRF, SVI_GATEWAY))
+                svi.update(found)
+            svis[int(values["vlan"])] = svi
+        elif entry is VXLAN:
             for kid in kids:
-                m = re.match(r"^vxlan vlan ([\d,-]+) vni ([\d,-]+)$", kid)
-                if m:
-                    vlans, vnis = _number_list(m.group(1)), _number_list(m.group(2))
+                child, found = first(kid, (VXLAN_VLAN, VXLAN_VRF))
+                if child is VXLAN_VLAN:
+                    vlans, vnis = number_list(found["vlans"]), number_list(found["vnis"])
                     if len(vlans) == len(vnis):
                         l2vni.update((vlan, vnis[i]) for i, vlan in enumerate(vlans))
-                m = re.match(r"^vxlan vrf (\S+) vni (\d+)$", kid)
-                if m:
-                    l3vni[m.group(1)] = int(m.group(2))
-            continue
-        if line.startswith("interface "):
-            port = line.split(None, 1)[1]
+                elif child is VXLAN_VRF:
+                    l3vni[found["vrf"]] = int(found["l3vni"])
+        elif entry is PORT:
             for kid in kids:
-                m = re.match(r"^switchport access vlan (\d+)$", kid)
-                if m:
-                    ports.setdefault(int(m.group(1)), []).append({"port": port, "mode": "access"})
-                m = re.match(r"^switchport trunk allowed vlan (?:add )?([\d,-]+)$", kid)
-                if m:
-                    for v in sorted(_vlan_list(m.group(1))):
-                        ports.setdefault(v, []).append({"port": port, "mode": "trunk"})
-    tenants = []
-    problems: list[str] = []
-    half: list[str] = []
+                child, found = first(kid, (PORT_ACCESS, PORT_ALLOWED))
+                if child is PORT_ACCESS:
+                    ports.setdefault(int(found["vlan"]), []).append({"port": values["port"], "mode": "access"})
+                elif child is PORT_ALLOWED:
+                    for v in sorted(vlan_list(found["vlans"])):
+                        ports.setdefault(v, []).append({"port": values["port"], "mode": "trunk"})
+    return _tenants(names, svis, l2vni, l3vni, ports)
+
+
+def _tenants(names: dict, svis: dict, l2vni: dict, l3vni: dict, ports: dict) -> list[dict]:
+    found = Found()
     by_name: dict[str, list[int]] = {}
     for vlan, name in names.items():
         by_name.setdefault(name, []).append(vlan)
-    conflicts = [
-        "vlan %s name (%s): one tenant's marker on %d VLANs; the collection writes it on one"
-        % (vlan_ranges(vlans), marker(name), len(vlans))
+    found.conflicts.extend(
+        "%s name (%s): one tenant's marker on %d VLANs; the collection writes it on one"
+        % ("vlan " + vlan_ranges(vlans), marker(name), len(vlans))
         for name, vlans in sorted(by_name.items())
         if len(vlans) > 1
-    ]
+    )
     for vlan, name in names.items():
         svi = svis.get(vlan, {})
         vrf = svi.get("vrf", "")
-        t = {
-            "name": name,
-            "vlan": vlan,
-            "vni": l2vni.get(vlan, 0),
-            "vrf": vrf,
-            "l3vni": l3vni.get(vrf, 0),
-            "gateway": svi.get("gateway", ""),
-            "subnet": "",
-            "ports": sorted(ports.get(vlan, []), key=lambda p: port_key(p["port"])),
-        }
         paths = {
             "vni": "interface Vxlan1 vxlan vlan %d vni" % vlan,
             "vrf": "interface Vlan%d vrf" % vlan,
             "l3vni": "interface Vxlan1 vxlan vrf %s vni" % (vrf or "<vrf>"),
             "gateway": "interface Vlan%d ip address virtual" % vlan,
         }
-        gaps = incomplete("vlan %d name" % vlan, t, paths)
-        if gaps:
-            problems.extend(gaps)
-            half.append(name)
-        tenants.append(t)
-    return check_parsed(tenants, problems, conflicts, half)
+        found.add(
+            "vlan %d name" % vlan,
+            paths,
+            name=name,
+            vlan=vlan,
+            vni=l2vni.get(vlan, 0),
+            vrf=vrf,
+            l3vni=l3vni.get(vrf, 0),
+            gateway=svi.get("gateway", ""),
+            ports=ports.get(vlan, []),
+        )
+    return found.result()

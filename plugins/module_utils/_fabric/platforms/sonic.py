@@ -29,18 +29,10 @@ import functools
 import json
 from typing import Any
 
-from ._fabric import (
-    FabricError,
-    check_distinct,
-    check_parsed,
-    incomplete,
-    marker,
-    owner,
-    pairs,
-    port_key,
-    split_partial,
-    stand_in,
-)
+from ..catalog import PLATFORMS
+from ..errors import FabricError, NativeConfigError
+from ..model import check_distinct, group_ids, pairs
+from ..ownership import Found, at, is_partial, marker, number, owner, split_partial, stand_in
 
 VTEP = "vtep"
 NVO = "nvo"
@@ -55,7 +47,7 @@ TABLE_ORDER = (
     "SAG",
     "VLAN_INTERFACE",
 )
-VRF_PREFIX = "Vrf-"
+VRF_PREFIX = PLATFORMS["sonic"]["vrf_prefix"]
 Item = tuple[str, str, tuple[tuple[str, str], ...]]
 
 
@@ -124,8 +116,8 @@ def _json_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) ->
     sag = uses_sag(switch)
     anycast = '"static_anycast_gateway": "true"' if sag else '"mac_addr": %s' % _J(underlay["anycast_mac"])
     vlan_t, member_t, map_t, vrf_t, iface_t = [], [], [], [], []
-    members: dict[int, str] = {}  # the VLAN_MEMBER entries of a ports list, VLAN as NUL
-    for t in tenants:
+    members: dict[int, str] = {}  # port group -> its VLAN_MEMBER entries, VLAN as NUL
+    for t, gid in zip(tenants, group_ids(tenants), strict=True):
         m = marker(t["name"])
         v = {
             "vlan": t["vlan"],
@@ -143,9 +135,9 @@ def _json_text(switch: dict, tenants: list[dict], underlay: dict, opts: dict) ->
         vrf_t.append(_J_VRF % v)
         iface_t.append(_J_IFACE % v)
         if t["ports"]:
-            text = members.get(id(t["ports"]))
+            text = members.get(gid)
             if text is None:
-                text = members[id(t["ports"])] = ",\n".join(
+                text = members[gid] = ",\n".join(
                     '    %s: {\n      "tagging_mode": "%s"\n    }'
                     % (
                         _J("Vlan\0|%s" % p["port"]).replace("\\u0000", "\0"),
@@ -225,84 +217,100 @@ def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, o
     return {"delete": ["%s|%s" % (table, key) for table, key, unused in delete], "set": to_config_db(sets)}
 
 
+def commands(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict) -> dict:
+    """The native change in the module's result form (``delta``'s)."""
+    return delta(switch, before, after, underlay, opts)
+
+
 def load(config: Any) -> dict:
+    """config_db JSON (text or parsed) to a dict; ``NativeConfigError`` for anything else."""
     if isinstance(config, str):
-        return json.loads(config) if config.strip() else {}
-    return config if isinstance(config, dict) else {}
+        if not config.strip():
+            return {}
+        try:
+            config = json.loads(config)
+        except ValueError as exc:
+            raise NativeConfigError(["running_config: not config_db JSON (%s)" % exc]) from None
+    return at(config, "running_config")
+
+
+def _vrf(name: Any, path: str) -> str:
+    if not isinstance(name, str):
+        raise NativeConfigError(["%s: %r is not a VRF name" % (path, name)])
+    return name[len(VRF_PREFIX) :] if name.startswith(VRF_PREFIX) else name
 
 
 def parse(config: Any) -> list[dict]:
     """Tenants we own in a config_db (``sonic-cfggen -d --print-data``), in the neutral shape.
 
     ``IncompleteTenantError`` when a VLAN marked as ours is not a whole tenant (no tunnel map,
-    VRF binding, VRF ``vni`` or gateway prefix) or has more than one ``VLAN_INTERFACE`` prefix.
+    VRF binding, VRF ``vni`` or gateway prefix) or has more than one ``VLAN_INTERFACE`` prefix;
+    ``NativeConfigError`` when the config is not config_db's.
     """
     db = load(config)
-    vlans = db.get("VLAN") or {}
+    vlans = at(db, "", "VLAN")
     members: dict[str, list[dict]] = {}
-    for key, fields in (db.get("VLAN_MEMBER") or {}).items():
+    for key, fields in at(db, "", "VLAN_MEMBER").items():
         vlan, port = [*key.split("|", 1), ""][:2]
-        mode = "access" if (fields or {}).get("tagging_mode") == "untagged" else "trunk"
+        mode = "access" if at(fields, "VLAN_MEMBER|" + key).get("tagging_mode") == "untagged" else "trunk"
         members.setdefault(vlan, []).append({"port": port, "mode": mode})
-    vni_of = {f.get("vlan"): int(f.get("vni", 0)) for f in (db.get("VXLAN_TUNNEL_MAP") or {}).values() if f}
-    ifaces = db.get("VLAN_INTERFACE") or {}
+    vni_of: dict[Any, int] = {}  # VLAN -> the VNI mapped to it
+    for key, fields in at(db, "", "VXLAN_TUNNEL_MAP").items():
+        tunnel_map = at(fields, "VXLAN_TUNNEL_MAP|" + key)
+        if tunnel_map:
+            vni_of[tunnel_map.get("vlan")] = number(tunnel_map.get("vni", 0), "VXLAN_TUNNEL_MAP|%s vni" % key)
+    ifaces = at(db, "", "VLAN_INTERFACE")
     addresses: dict[str, list[str]] = {}
     for key in ifaces:
         if "|" in key:
             vlan, addr = key.split("|", 1)
             addresses.setdefault(vlan, []).append(addr)
-    vrfs = db.get("VRF") or {}
+    vrfs = at(db, "", "VRF")
     l3vlans = {
         owner(f.get("description")): name
         for name, f in vlans.items()
         if isinstance(f, dict) and str(f.get("description", "")).endswith(":l3vni")
     }
-    tenants = []
-    gaps: list[str] = []
-    conflicts: list[str] = []
-    half: list[str] = []
+    found = Found()
     for name, fields in vlans.items():
-        description = (fields or {}).get("description")
+        where = "VLAN|%s" % name
+        description = at(fields, where).get("description")
         tenant = owner(description)
         if tenant is None or description.endswith(":l3vni"):
             continue
-        vrf = (ifaces.get(name) or {}).get("vrf_name", "")
+        vrf = at(ifaces.get(name), "VLAN_INTERFACE|" + name).get("vrf_name", "")
         gateways = addresses.get(name, [])
-        t = {
-            "name": tenant,
-            "vlan": int(fields.get("vlanid") or name[4:]),
-            "vni": vni_of.get(name, 0),
-            "vrf": vrf[len(VRF_PREFIX) :] if vrf.startswith(VRF_PREFIX) else vrf,
-            "l3vni": int((vrfs.get(vrf) or {}).get("vni", 0)),
-            "gateway": gateways[0] if gateways else "",
-            "subnet": "",
-            "ports": sorted(members.get(name, []), key=lambda p: port_key(p["port"])),
-        }
-        where = "VLAN|%s" % name
         paths = {
             "vni": "VXLAN_TUNNEL_MAP with vlan %s" % name,
             "vrf": "VLAN_INTERFACE|%s vrf_name" % name,
             "l3vni": "VRF|%s vni" % (vrf or "<vrf>"),
             "gateway": "VLAN_INTERFACE|%s|<prefix>" % name,
         }
-        own_gaps = incomplete(where, t, paths)
-        if own_gaps:
-            gaps.extend(own_gaps)
-            half.append(tenant)
+        t = found.add(
+            where,
+            paths,
+            name=tenant,
+            vlan=number(fields.get("vlanid") or name[4:], where + " vlanid"),
+            vni=vni_of.get(name, 0),
+            vrf=_vrf(vrf, paths["vrf"]),
+            l3vni=number(at(vrfs.get(vrf), "VRF|%s" % vrf).get("vni", 0), "VRF|%s vni" % vrf),
+            gateway=gateways[0] if gateways else "",
+            ports=members.get(name, []),
+        )
+        if is_partial(t):
             # For state=deleted: the tenant's L3 VNI VLAN (ours by its marker) still names its VRF
             # and L3 VNI when the SVI's binding or the VRF's vni is gone.
             l3 = l3vlans.get(tenant)
-            bound = str((ifaces.get(l3) or {}).get("vrf_name", "")) if l3 else ""
+            bound = str(at(ifaces.get(l3), "VLAN_INTERFACE|%s" % l3).get("vrf_name", "")) if l3 else ""
             if not t["vrf"] and bound:
-                t["vrf"] = bound[len(VRF_PREFIX) :] if bound.startswith(VRF_PREFIX) else bound
+                t["vrf"] = _vrf(bound, "VLAN_INTERFACE|%s vrf_name" % l3)
             if not t["l3vni"] and l3:
                 t["l3vni"] = vni_of.get(l3, 0)
         if len(gateways) > 1:
             # The collection writes one prefix, the anycast gateway; which of these is it? Taking
             # one would let a plan delete the others as if they were ours.
-            conflicts.append(
+            found.conflicts.append(
                 "%s (%s): VLAN_INTERFACE has %d prefixes on %s (%s); the collection writes one, the anycast gateway"
                 % (where, marker(tenant), len(gateways), name, ", ".join(gateways))
             )
-        tenants.append(t)
-    return check_parsed(tenants, gaps, conflicts, half)
+    return found.result()

@@ -1,5 +1,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A half tenant (ours by its marker, without its L2 VNI, VRF, L3 VNI or gateway) on each platform.
+"""What is ours on a switch: the marker, what a parser keeps, and half tenants.
+
+A half tenant (ours by its marker, without its L2 VNI, VRF, L3 VNI or gateway) on each platform.
 
 ``merged``/``replaced``/``overridden``/``parsed`` refuse it before any change; ``deleted`` of that
 tenant (or of all ours) removes the parts it has, on the platform's native text: an NVUE tree
@@ -16,10 +18,30 @@ import json
 
 import pytest
 
-from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric, _render_nvue, _render_sonic
-from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric_platforms as platforms
-from ansible_collections.gpucloud.baremetal.plugins.modules import switch_tenants
-from tests.unit.plugins.module_utils.test_fabric_states import LEAVES, STALE, native, params
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric import plan, registry
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.errors import (
+    IncompleteTenantError,
+    NativeConfigError,
+)
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.model import (
+    desired,
+    normalise,
+    options_with_defaults,
+)
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.ownership import (
+    Found,
+    at,
+    marker,
+    number,
+    owner,
+    split_partial,
+    stand_in,
+    without_stand_ins,
+)
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.platforms import nvue, sonic
+from tests.support.fabric import STALE, leaves, native, params
+
+LEAVES = leaves()
 
 PARTS = ("vni", "vrf", "l3vni", "gateway")
 STAND_INS = ("16777215", "16777216", "gpucloud-no-vrf-found", "255.255.255.255")
@@ -28,9 +50,9 @@ STAND_INS = ("16777215", "16777216", "gpucloud-no-vrf-found", "255.255.255.255")
 def _without(platform: str, part: str):
     """The leaf's native config with its tenants and ``stale``, ``stale``'s ``part`` taken away."""
     sw = LEAVES[platform]
-    text = native(sw, _fabric.normalise([*sw["tenants"], STALE]))
+    text = native(sw, normalise([*sw["tenants"], STALE]))
     if platform == "nvue":
-        tree = _render_nvue.load(text)
+        tree = nvue.load(text)
         {
             "vni": lambda: tree["bridge"]["domain"]["br_default"]["vlan"]["199"].pop("vni"),
             "vrf": lambda: tree["interface"]["vlan199"]["ip"].pop("vrf"),
@@ -75,12 +97,12 @@ def test_other_states_refuse_a_half_tenant_before_any_change(platform, part):
     running = _without(platform, part)
     sw = LEAVES[platform]
     for state in ("merged", "replaced", "overridden", "parsed"):
-        with pytest.raises(_fabric.IncompleteTenantError, match=r"\(gpucloud:stale\): no "):
-            switch_tenants.run(params(sw, state, copy.deepcopy(running), platform=platform))
+        with pytest.raises(IncompleteTenantError, match=r"\(gpucloud:stale\): no "):
+            plan.run(params(sw, state, copy.deepcopy(running), platform=platform))
     # deleting another tenant while the half one stays is refused too: nothing is planned on it
     other = sw["tenants"][0]["name"]
-    with pytest.raises(_fabric.IncompleteTenantError):
-        switch_tenants.run(params(sw, "deleted", copy.deepcopy(running), tenants=[other]))
+    with pytest.raises(IncompleteTenantError):
+        plan.run(params(sw, "deleted", copy.deepcopy(running), tenants=[other]))
 
 
 @pytest.mark.parametrize(("platform", "part"), CASES, ids=["%s-%s" % c for c in CASES])
@@ -89,10 +111,10 @@ def test_deleted_removes_the_parts_a_half_tenant_has(platform, part):
     be removed by hand. Now its parts go, and nothing of the other tenants."""
     sw = LEAVES[platform]
     running = _without(platform, part)
-    result = switch_tenants.run(params(sw, "deleted", copy.deepcopy(running), tenants=["stale"]))
+    result = plan.run(params(sw, "deleted", copy.deepcopy(running), tenants=["stale"]))
     assert result["changed"] is True
     assert result["changes"] == {"added": [], "removed": ["stale"], "modified": []}
-    assert result["after"] == _fabric.desired(sw)
+    assert result["after"] == desired(sw)
     assert len(result["incomplete"]) == 1 and "(gpucloud:stale): no " in result["incomplete"][0]
     commands = result["commands"]
     flat = json.dumps(commands)
@@ -105,7 +127,7 @@ def test_deleted_removes_the_parts_a_half_tenant_has(platform, part):
         for path in commands["unset"]:
             _unset(tree, path)
         assert commands["set"] == {}
-        assert _render_nvue.parse(tree) == _fabric.desired(sw)
+        assert nvue.parse(tree) == desired(sw)
         assert "vlan199" not in tree["interface"]
         assert "199" not in tree["bridge"]["domain"]["br_default"]["vlan"]
         assert "199" not in tree["interface"]["swp3"]["bridge"]["domain"]["br_default"]["vlan"]
@@ -119,7 +141,7 @@ def test_deleted_removes_the_parts_a_half_tenant_has(platform, part):
             table, entry = key.split("|", 1)
             assert entry in db[table], "deletes %s, which is not there" % key
             del db[table][entry]
-        assert _render_sonic.parse(db) == _fabric.desired(sw)
+        assert sonic.parse(db) == desired(sw)
         # every entry of the tenant goes, also the L3 VNI VLAN's map when the VRF lost its vni
         # (a VLAN with a tunnel map left on it cannot be deleted: YANG leafref)
         left = [
@@ -160,7 +182,7 @@ def test_deleted_removes_the_parts_a_half_tenant_has(platform, part):
 @pytest.mark.parametrize("platform", list(LEAVES))
 def test_deleted_all_removes_half_and_whole_tenants(platform):
     sw = LEAVES[platform]
-    result = switch_tenants.run(params(sw, "deleted", _without(platform, "gateway")))
+    result = plan.run(params(sw, "deleted", _without(platform, "gateway")))
     assert result["after"] == []
     assert result["changes"]["removed"] == sorted([t["name"] for t in sw["tenants"]] + ["stale"])
 
@@ -170,18 +192,18 @@ def test_a_second_value_still_stops_deleted():
     sw = LEAVES["sonic"]
     db = _without("sonic", "vni")
     db["VLAN_INTERFACE"]["Vlan199|10.199.9.1/24"] = {}
-    with pytest.raises(_fabric.IncompleteTenantError) as err:
-        switch_tenants.run(params(sw, "deleted", db, tenants=["stale"]))
+    with pytest.raises(IncompleteTenantError) as err:
+        plan.run(params(sw, "deleted", db, tenants=["stale"]))
     assert err.value.tenants is None
 
 
 @pytest.mark.parametrize("platform", list(LEAVES))
 def test_the_error_holds_the_tenants_and_names_the_half_ones(platform):
-    with pytest.raises(_fabric.IncompleteTenantError) as err:
-        platforms.parse_native(platform, _without(platform, "l3vni"))
+    with pytest.raises(IncompleteTenantError) as err:
+        registry.parse_native(platform, _without(platform, "l3vni"))
     assert err.value.half == ["stale"]
     names = [t["name"] for t in err.value.tenants]
-    assert names == [t["name"] for t in _fabric.normalise([*LEAVES[platform]["tenants"], STALE])]
+    assert names == [t["name"] for t in normalise([*LEAVES[platform]["tenants"], STALE])]
 
 
 @pytest.mark.parametrize("platform", list(LEAVES))
@@ -189,13 +211,66 @@ def test_a_half_tenant_renders_as_the_parts_it_has(platform):
     """The diff's "before": whole tenants as always, the half one's parts after them (and they
     read back as what was gathered)."""
     sw = LEAVES[platform]
-    with pytest.raises(_fabric.IncompleteTenantError) as err:
-        platforms.parse_native(platform, _without(platform, "vni"))
-    files = platforms.renderer(platform).render_text(sw, err.value.tenants, {"anycast_mac": "00:00:5e:00:01:01"},
-                                                     _fabric.options_with_defaults(None))
+    with pytest.raises(IncompleteTenantError) as err:
+        registry.parse_native(platform, _without(platform, "vni"))
+    underlay = {"anycast_mac": "00:00:5e:00:01:01"}
+    files = registry.renderer(platform).render_text(sw, err.value.tenants, underlay, options_with_defaults(None))
     key = {"nvue": "nvue.yaml", "sonic": "sonic.json", "eos": "eos.cfg"}[platform]
-    with pytest.raises(_fabric.IncompleteTenantError) as again:
-        platforms.parse_native(platform, files[key])
+    with pytest.raises(IncompleteTenantError) as again:
+        registry.parse_native(platform, files[key])
     assert again.value.tenants == err.value.tenants
     if platform == "nvue":
-        assert _render_nvue.load(files["nvue.yaml"]) == _render_nvue.from_nv(files["nvue.nv"])
+        assert nvue.load(files["nvue.yaml"]) == nvue.from_nv(files["nvue.nv"])
+
+
+# --- the marker and what a parser keeps ------------------------------------------------
+
+
+def test_the_marker_names_its_tenant_and_nothing_else_is_ours():
+    assert marker("acme") == "gpucloud:acme"
+    assert owner("gpucloud:acme") == "acme"
+    assert owner("gpucloud:acme:l3vni") == "acme"
+    for text in ("acme", "gpucloud:", "gpucloud:Not-A-Label", "GPUCLOUD:acme", None, 42, ""):
+        assert owner(text) is None, text
+
+
+def test_found_keeps_whole_tenants_and_names_what_a_half_one_lacks():
+    paths = {"vni": "P-vni", "vrf": "P-vrf", "l3vni": "P-l3vni", "gateway": "P-gw"}
+    found = Found()
+    whole = found.add("obj a", paths, name="a", vlan=10, vni=10, vrf="A", l3vni=4001, gateway="10.0.0.1/24",
+                      ports=[{"port": "swp10", "mode": "trunk"}, {"port": "swp2", "mode": "trunk"}])  # fmt: skip
+    assert [p["port"] for p in whole["ports"]] == ["swp2", "swp10"]
+    assert found.result() == normalise([whole])
+    found.add("obj b", paths, name="b", vlan=20, vni=20, vrf="", l3vni=0, gateway="", ports=[])
+    with pytest.raises(IncompleteTenantError) as err:
+        found.result()
+    # without a VRF, its L3 VNI cannot be looked up: only the VRF is named
+    assert err.value.problems == ["obj b (gpucloud:b): no VRF (P-vrf)", "obj b (gpucloud:b): no anycast gateway (P-gw)"]
+    assert err.value.half == ["b"] and [t["name"] for t in err.value.tenants] == ["a", "b"]
+    found.second_values("obj a", "a", {"gateway": ["g1", "g2"], "vni": ["10"]}, dict(paths, gateway="P-gw"))
+    with pytest.raises(IncompleteTenantError) as err:
+        found.result()
+    assert err.value.problems[-1] == "obj a (gpucloud:a): P-gw has g1, g2; the collection writes one"
+    assert err.value.tenants is None
+
+
+def test_stand_ins_fill_a_half_tenant_and_find_what_holds_one():
+    half = {"name": "h", "vlan": 9, "vni": 0, "vrf": "red", "l3vni": 0, "gateway": "10.0.9.1/24", "ports": []}
+    filled, missing = stand_in(half)
+    assert filled["vni"] and filled["l3vni"] and filled["vrf"] == "red"
+    lines = ["vlan 9", "vxlan vlan 9 vni %d" % filled["vni"], "vrf red vni %d" % filled["l3vni"], "vni 16777"]
+    assert without_stand_ins(lines, missing) == ["vlan 9", "vni 16777"]
+    whole = dict(half, vni=9, l3vni=4009)
+    assert stand_in(whole) == (whole, None) and without_stand_ins(lines, None) == lines
+    assert split_partial([whole, half]) == ([whole], [half])
+
+
+def test_reading_a_native_config_names_where_it_is_not_the_platform_s():
+    assert at({"a": {"b": {"c": 1}}}, "", "a", "b") == {"c": 1}
+    assert at({"a": None}, "", "a", "b") == {}
+    with pytest.raises(NativeConfigError) as err:
+        at({"a": {"b": [1]}}, "root", "a", "b")
+    assert err.value.problems == ["root a b: is [1], not a mapping"]
+    assert number("12", "x") == 12
+    with pytest.raises(NativeConfigError, match="vlan: 'ten' is not a number"):
+        number("ten", "vlan")

@@ -3,12 +3,12 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A small client of the NVUE REST API (Cumulus Linux 5.x), revision flow only.
 
-Private to the collection. The flow: ``POST /nvue_v1/revision`` (new revision),
-``DELETE /nvue_v1/<path>?rev=ID`` (unset), ``PATCH /nvue_v1/?rev=ID`` (set, JSON body),
-compare ``GET /nvue_v1/?rev=ID`` with ``GET /nvue_v1/?rev=applied``, then either
-``PATCH /nvue_v1/revision/ID`` ``{"state": "apply", "auto-prompt": {"ays": "ays_yes"}}`` and poll
-``GET /nvue_v1/revision/ID`` until it is applied, or ``DELETE /nvue_v1/revision/ID`` (check mode,
-or nothing to change).
+Private to the collection (of the fabric it imports only its error). The flow:
+``POST /nvue_v1/revision`` (new revision), ``DELETE /nvue_v1/<path>?rev=ID`` (unset),
+``PATCH /nvue_v1/?rev=ID`` (set, JSON body), compare ``GET /nvue_v1/?rev=ID`` with
+``GET /nvue_v1/?rev=applied``, then either ``PATCH /nvue_v1/revision/ID``
+``{"state": "apply", "auto-prompt": {"ays": "ays_yes"}}`` and poll ``GET /nvue_v1/revision/ID``
+until it is applied, or ``DELETE /nvue_v1/revision/ID`` (check mode, or nothing to change).
 
 Cumulus Linux 5.9 and later save an applied revision themselves (state ``applied_and_saved``);
 up to 5.8 a revision ends ``applied`` and is lost at reboot unless saved, so the client then
@@ -27,6 +27,19 @@ from urllib.parse import quote
 
 from ansible.module_utils.urls import open_url
 
+from .errors import NvueError
+
+# The options that reach a switch's API, as the doc fragment gpucloud.baremetal.nvue documents them.
+CONNECTION_SPEC = {
+    "host": {"type": "str", "required": True},
+    "port": {"type": "int", "default": 8765},
+    "use_ssl": {"type": "bool", "default": True},
+    "username": {"type": "str", "default": "cumulus"},
+    "password": {"type": "str", "required": True, "no_log": True},
+    "validate_certs": {"type": "bool", "default": True},
+    "ca_path": {"type": "path"},
+    "timeout": {"type": "int", "default": 30},
+}
 SAVED = "applied_and_saved"  # 5.9+: applied and saved by the switch
 APPLIED = "applied"  # up to 5.8: applied, not saved
 FAILED = (
@@ -58,10 +71,6 @@ def revision_state(answer: Any, rev: str) -> dict:
     return answer if isinstance(answer, dict) else {}
 
 
-class NvueError(Exception):
-    """The NVUE API refused or could not be reached; the message says what to do."""
-
-
 class NvueClient:
     def __init__(
         self,
@@ -78,6 +87,13 @@ class NvueClient:
         self.validate_certs = validate_certs
         self.timeout = timeout
         self.ca_path = ca_path
+
+    @classmethod
+    def from_params(cls, params: dict) -> NvueClient:
+        """A client from the options of ``CONNECTION_SPEC``."""
+        base = "%s://%s:%d/nvue_v1" % ("https" if params["use_ssl"] else "http", params["host"], params["port"])
+        return cls(base, params["username"], params["password"], params["validate_certs"], params["timeout"],
+                   params["ca_path"])  # fmt: skip
 
     def request(self, method: str, path: str, body: Any = None, rev: str | None = None) -> Any:
         url = self.base + "/" + path.lstrip("/")

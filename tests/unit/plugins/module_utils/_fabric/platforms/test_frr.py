@@ -1,5 +1,5 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""FRR's own parsers on every FRR config we render (Debian's `frr` package).
+"""FRR: FRR's own parsers on every FRR config we render (Debian's `frr` package), and ours.
 
 `vtysh --dryrun -f FILE` checks the grammar of every daemon's part (exit code 2 on an error);
 `bgpd -C -f FILE` checks the BGP part's meaning and exits 0 whatever it finds, so its output is
@@ -18,9 +18,11 @@ import tempfile
 
 import pytest
 
-from ansible_collections.gpucloud.baremetal.plugins.module_utils import _fabric_platforms as platforms
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric import registry
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.model import desired
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.platforms import frr
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet
-from tests.support.fabric import example_model
+from tests.support.fabric import example_model, switches
 
 VTYSH = shutil.which("vtysh") or "/usr/bin/vtysh"
 BGPD = "/usr/lib/frr/bgpd"
@@ -43,13 +45,13 @@ def _frr_configs():
     for s in model["fabric"]["switches"]:
         for platform in ("nvue", "sonic"):
             sw = dict(s, platform=platform)
-            yield "example-%s-%s" % (s["name"], platform), platforms.render_files(sw, u)["frr.conf"]
+            yield "example-%s-%s" % (s["name"], platform), registry.render_files(sw, u)["frr.conf"]
     from tests.support.fleetgen import generate
 
     big = load_fleet(generate(nodes=120, tenants=300, switches=5))
     for s in big["fabric"]["switches"]:
         if s["platform"] in ("nvue", "sonic") and s["role"] == "leaf":
-            yield "generated-%s" % s["name"], platforms.render_files(s, big["fabric"]["underlay"])["frr.conf"]
+            yield "generated-%s" % s["name"], registry.render_files(s, big["fabric"]["underlay"])["frr.conf"]
 
 
 CONFIGS = dict(_frr_configs())
@@ -120,3 +122,32 @@ def test_the_checks_catch_a_bad_config(tmp_path):
         out = subprocess.run([VTYSH, "--dryrun", "-f", path], capture_output=True, text=True, timeout=60, check=False)
         assert out.returncode != 0
         assert bgpd_errors(path, text)
+
+
+def test_our_parser_reads_what_frr_shows():
+    """``show running-config`` form (vtysh indents by one space): a zebra VRF's L3 VNI, the EVPN
+    instance's L2 VNIs, the BGP VRFs; an indented ``vrf`` line is not a zebra VRF."""
+    text = (
+        "frr version 8.4.4\n!\nvrf RED\n vni 4001\nexit-vrf\n!\nrouter bgp 65101\n bgp router-id 10.0.0.1\n"
+        " !\n address-family l2vpn evpn\n  advertise-all-vni\n  vni 10\n   route-target import 64512:10\n"
+        "  exit-vni\n  vni 20\n  exit-vni\n exit-address-family\nexit\n!\nrouter bgp 65101 vrf RED\n"
+        " vrf BLUE\n vni 99\nexit\n!\n"
+    )
+    assert frr.parse(text) == {"vrfs": {"RED": 4001}, "l2vnis": [10, 20], "bgp_vrfs": ["RED"]}
+    assert frr.parse(text.splitlines()) == frr.parse(text)
+
+
+def test_the_delta_removes_what_a_tenant_names_and_adds_the_rendered_lines():
+    switch = switches()["leaf-r2a"]
+    tenants = desired(switch)
+    opts = {"route_target_asn": 64512}
+    added = frr.delta(switch, [], tenants, {}, opts)["frr"]
+    assert added == frr.render(switch, tenants, {}, opts).splitlines()[2:]
+    removed = frr.delta(switch, tenants[:1], [], {}, opts)["frr"]
+    t = tenants[0]
+    assert removed == [
+        "router bgp %d" % switch["asn"], " address-family l2vpn evpn", "  no vni %d" % t["vni"],
+        " exit-address-family", "exit", "no router bgp %d vrf Vrf-%s" % (switch["asn"], t["vrf"]),
+        "vrf Vrf-%s" % t["vrf"], " no vni %d" % t["l3vni"], "exit-vrf",
+    ]  # fmt: skip
+    assert frr.delta(switch, tenants, tenants, {}, opts) == {"frr": []}

@@ -1,0 +1,193 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The resource-module states of a switch's tenants: what each does, end to end.
+
+Private to the collection. ``plan`` combines a desired and a gathered list of tenants (neutral
+shape) as a state says; ``run`` is what ``switch_tenants`` does with its options: read the
+switch's native config, plan, and return the native commands, the diff and the files after.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .catalog import PLATFORMS
+from .errors import FabricError, IncompleteTenantError
+from .model import desired, full_switch, normalise, options_with_defaults, port_key
+from .registry import commands, files, parse_native, render_files, render_tenants, renderer, routing
+from .validate import validate
+
+STATES = ("rendered", "merged", "replaced", "overridden", "deleted", "gathered", "parsed")
+DEFAULT_UNDERLAY = {"anycast_mac": "00:00:5e:00:01:01", "mtu": 9216}
+
+
+def select(tenants: list[dict], names: list[str] | None) -> list[dict]:
+    if not names:
+        return list(tenants)
+    wanted = set(names)
+    return [t for t in tenants if t["name"] in wanted]
+
+
+def _merge_tenant(old: dict, new: dict) -> dict:
+    merged = dict(new)
+    ports = {p["port"]: p for p in old["ports"]}
+    ports.update({p["port"]: p for p in new["ports"]})
+    merged["ports"] = sorted(ports.values(), key=lambda p: port_key(p["port"]))
+    return merged
+
+
+def plan(state: str, want: list[dict], have: list[dict], names: list[str] | None = None) -> list[dict]:
+    """The tenants a switch should have after ``state``; ``have`` holds only objects we own.
+
+    ``names`` limits the change to those tenants (day-2 onboarding / offboarding of one tenant).
+    """
+    want = normalise(select(want, names))
+    have = normalise(have)
+    by_name = {t["name"]: t for t in have}
+    if state == "merged":
+        for t in want:
+            by_name[t["name"]] = _merge_tenant(by_name[t["name"]], t) if t["name"] in by_name else t
+    elif state == "replaced":
+        for t in want:
+            by_name[t["name"]] = t
+    elif state == "overridden":
+        if names:
+            for name in names:
+                by_name.pop(name, None)
+            for t in want:
+                by_name[t["name"]] = t
+        else:
+            by_name = {t["name"]: t for t in want}
+    elif state == "deleted":
+        for name in set(names) if names else set(by_name):
+            by_name.pop(name, None)
+    else:
+        raise ValueError("plan() does not handle state %r" % state)
+    return normalise(list(by_name.values()))
+
+
+def changes(before: list[dict], after: list[dict]) -> dict:
+    """Which tenants a plan adds, removes and modifies (by name)."""
+    b = {t["name"]: t for t in before}
+    a = {t["name"]: t for t in after}
+    return {
+        "added": sorted(n for n in a if n not in b),
+        "removed": sorted(n for n in b if n not in a),
+        "modified": sorted(n for n in a if n in b and a[n] != b[n]),
+    }
+
+
+def gathered(platform: str, running: Any, state: str, names: list | None) -> tuple[list[dict], list[str]]:
+    """The tenants we own on the switch, and the problems of half tenants that ``deleted`` removes.
+
+    A half tenant (ours by its marker, without its L2 VNI, VRF, L3 VNI or gateway) stops every
+    state before any change, except ``deleted`` when it is one of the tenants to remove: then the
+    parts it has are removed (the error says which tenants are half).
+    """
+    try:
+        return parse_native(platform, running), []
+    except IncompleteTenantError as exc:
+        if state != "deleted" or exc.tenants is None:
+            raise
+        if names and not set(exc.half) <= set(names):
+            raise
+        return exc.tenants, exc.problems
+
+
+def kept_name(switch: dict, platform: str) -> str:
+    """The file name of a platform's file of a switch: ``leaf1.nvue.yaml``; its routing part
+    (another platform's file) ``leaf1-frr.conf``."""
+    native = files(platform)["native"]
+    return "%s%s%s" % (switch["name"], "." if platform == switch["platform"] else "-", native)
+
+
+def kept_files(switch: dict, rendered: dict[str, str]) -> dict[str, str]:
+    """The files kept for a switch, by file name (``kept_name``): its native config and its
+    routing part, if any (not NVUE's ``nv set`` listing, which says the same as its YAML)."""
+    platforms = [switch["platform"], *filter(None, [routing(switch["platform"])])]
+    return {kept_name(switch, p): rendered[files(p)["native"]] for p in platforms}
+
+
+def read_kept(switch: dict, folder: str) -> str:
+    """The native config kept for a render-only switch in ``folder`` ('' while there is none)."""
+    path = os.path.join(folder, kept_name(switch, switch["platform"]))
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        raise FabricError(["kept_dir: cannot read %s (%s)" % (path, exc.strerror)]) from None
+
+
+def _parse_only(platform: str) -> None:
+    """``FabricError`` for a platform no switch runs (FRR: only the routing part of others)."""
+    if platform in PLATFORMS and not PLATFORMS[platform]["switch_os"]:
+        users = [name for name, spec in PLATFORMS.items() if spec.get("routing") == platform]
+        raise FabricError(
+            ["platform: %s is only for parsed/gathered; %s is rendered with %s"
+             % (platform, PLATFORMS[platform]["title"], " and ".join(users))]
+        )  # fmt: skip
+
+
+def run(params: dict) -> dict:
+    """What ``switch_tenants`` returns for its options (``params``); ``FabricError`` when it cannot."""
+    state = params["state"]
+    switch = params["switch"]
+    platform = params["platform"] or (switch or {}).get("platform")
+    underlay = dict(DEFAULT_UNDERLAY, **(params["underlay"] or {}))
+    opts = options_with_defaults(
+        {"route_target_asn": params["route_target_asn"], "l3vni_vlan_offset": params["l3vni_vlan_offset"]}
+    )
+    if state in ("parsed", "gathered"):
+        if not platform:
+            raise FabricError(["platform: needed to parse a config (or give switch)"])
+        if params["running_config"] is None:
+            raise FabricError(["running_config: required with state=%s" % state])
+        return {"changed": False, state: parse_native(platform, params["running_config"])}
+    if not switch:
+        raise FabricError(["switch: required with state=%s (the gpucloud_switch host variable)" % state])
+    switch = full_switch(switch, params["fleet_tenants"])
+    _parse_only(platform)
+    switch = dict(switch, platform=platform)
+    validate(switch, underlay, opts)
+    if state == "rendered":
+        rendered = render_files(switch, underlay, opts)
+        return {"changed": False, "rendered": rendered, "files": kept_files(switch, rendered)}
+    running = params["running_config"]
+    if params.get("kept_dir"):
+        running = read_kept(switch, params["kept_dir"])
+    if running is None:
+        raise FabricError(["running_config: required with state=%s; gather the switch's config first" % state])
+    return _push_state(switch, state, running, params.get("tenants"), underlay, opts, params.get("render_after"))
+
+
+def _push_state(switch: dict, state: str, running: Any, names: list | None, underlay: dict, opts: dict,
+                render_after: bool | None) -> dict:  # fmt: skip
+    have, incomplete = gathered(switch["platform"], running, state, names)
+    after = plan(state, desired(switch), have, names)
+    native = commands(switch, have, after, underlay, opts)
+    result: dict[str, Any] = {
+        "changed": any(native.values()),
+        "before": have,
+        "after": after,
+        "changes": changes(have, after),
+        "commands": native,
+    }
+    if incomplete:
+        result["incomplete"] = incomplete
+    if render_after:
+        result["rendered"] = render_tenants(switch, after, underlay, opts)
+        result["files"] = kept_files(switch, result["rendered"])
+    if result["changed"]:
+        key = files(switch["platform"])["diff"]
+        write = renderer(switch["platform"]).render_text
+        result["diff"] = {
+            "before": write(switch, have, underlay, opts)[key],
+            "after": write(switch, after, underlay, opts)[key],
+            "before_header": "%s (gathered)" % switch["name"],
+            "after_header": "%s (%s)" % (switch["name"], state),
+        }
+    return result

@@ -1,0 +1,81 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The platform registry: which module serves which platform, and the calls that need one.
+
+Private to the collection. Imports point one way: modules -> ``plan`` -> this registry ->
+``platforms/`` -> the neutral core (``model``, ``validate``, ``ownership``, ``cli``) -> ``errors``.
+The core never imports a platform.
+
+A new platform is its module in ``platforms/`` (``render_text``, ``parse``, ``delta``,
+``commands``), its entry in ``catalog.PLATFORMS`` (data the fleet and the modules read without
+importing code) and its name in the import below: Ansible ships a module only the module_utils
+it imports by name, so the registry cannot find platform modules by listing a folder.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from .catalog import PLATFORMS
+from .model import desired, options_with_defaults
+from .platforms import eos, frr, nvue, sonic  # one name per platform of catalog.PLATFORMS
+from .validate import validate
+
+MODULES: dict[str, ModuleType] = {"eos": eos, "frr": frr, "nvue": nvue, "sonic": sonic}
+
+
+def renderer(platform: str) -> Any:
+    """The module of a platform (``"frr"`` included)."""
+    return MODULES[platform]
+
+
+def names() -> list[str]:
+    """Every platform the registry serves, in catalog order (the module's ``platform`` choices)."""
+    return [name for name in PLATFORMS if name in MODULES]
+
+
+def files(platform: str) -> dict[str, str]:
+    """What a platform's files are for: ``native`` (the switch's config) and ``diff`` (what a diff shows)."""
+    spec = PLATFORMS[platform]
+    return {"native": spec["native"], "diff": spec["diff"]}
+
+
+def routing(platform: str) -> str | None:
+    """The platform whose file carries the switch's BGP EVPN part, when not its own."""
+    return PLATFORMS[platform].get("routing")
+
+
+def render_files(switch: dict, underlay: dict, options: dict | None = None) -> dict[str, str]:
+    """Every native file of one switch, ``{extension: text}``, after validating it.
+
+    ``nvue.yaml`` + ``nvue.nv`` (NVUE), ``sonic.json`` (SONiC) or ``eos.cfg`` (EOS), and
+    ``frr.conf`` where routing is FRR (NVUE, SONiC). Spines get no tenant config.
+    """
+    validate(switch, underlay, options)
+    return render_tenants(switch, desired(switch), underlay, options)
+
+
+def render_tenants(switch: dict, tenants: list[dict], underlay: dict, options: dict | None = None) -> dict[str, str]:
+    """Every native file of one switch for the given tenants (neutral shape, e.g. a plan's result)."""
+    opts = options_with_defaults(options)
+    platform = switch["platform"]
+    out = dict(renderer(platform).render_text(switch, tenants, underlay, opts))
+    if routing(platform):
+        out.update(renderer(routing(platform)).render_text(switch, tenants, underlay, opts))
+    return out
+
+
+def parse_native(platform: str, config: Any) -> list[dict]:
+    """Native config (platform form) to the neutral shape: the tenants we own."""
+    return renderer(platform).parse(config)
+
+
+def commands(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict) -> dict:
+    """The native change that takes ``before`` to ``after``, routing part included (module result form)."""
+    platform = switch["platform"]
+    out = dict(renderer(platform).commands(switch, before, after, underlay, opts))
+    if routing(platform):
+        out.update(renderer(routing(platform)).delta(switch, before, after, underlay, opts))
+    return out

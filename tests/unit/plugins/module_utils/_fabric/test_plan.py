@@ -1,0 +1,152 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Resource-module states on the neutral shape, per platform, end to end (``plan.run``: what
+``switch_tenants`` does with its options)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric import plan
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.errors import FabricError, NativeConfigError
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.model import desired
+from tests.support.fabric import STALE, leaves, native, params
+
+LEAVES = leaves()
+
+
+@pytest.mark.parametrize("platform", list(LEAVES))
+def test_merged_on_the_rendered_config_changes_nothing(platform):
+    sw = LEAVES[platform]
+    result = plan.run(params(sw, "merged", native(sw, sw["tenants"])))
+    assert result["changed"] is False
+    assert result["after"] == desired(sw)
+
+
+@pytest.mark.parametrize("platform", list(LEAVES))
+def test_overridden_removes_exactly_the_stale_tenant(platform):
+    sw = LEAVES[platform]
+    running = native(sw, [*sw["tenants"], STALE])
+    result = plan.run(params(sw, "overridden", running))
+    assert result["changes"] == {"added": [], "removed": ["stale"], "modified": []}
+    commands = result["commands"]
+    if platform == "nvue":
+        assert commands["set"] == {}
+        assert commands["unset"] == ["interface/vlan199", "vrf/stale", "evpn/vni/10199",
+                                     "bridge/domain/br_default/vlan/199",
+                                     "interface/swp3/bridge/domain/br_default/vlan/199"]
+    elif platform == "sonic":
+        assert commands["set"] == {}
+        assert commands["delete"] == [
+            "VLAN_INTERFACE|Vlan199|10.199.0.1/24", "VLAN_INTERFACE|Vlan199", "VLAN_INTERFACE|Vlan2199",
+            "VRF|Vrf-stale", "VXLAN_TUNNEL_MAP|vtep|map_10199_Vlan199", "VXLAN_TUNNEL_MAP|vtep|map_50199_Vlan2199",
+            "VLAN_MEMBER|Vlan199|swp3", "VLAN|Vlan199", "VLAN|Vlan2199"]
+    else:
+        assert commands["commands"][:10] == [
+            "router bgp 65101", "   no vlan 199", "   no vrf stale", "interface Vxlan1",
+            "   no vxlan vlan 199 vni 10199", "   no vxlan vrf stale vni 50199", "no interface Vlan199",
+            "no ip routing vrf stale", "no vrf instance stale", "no vlan 199"]
+        # the trunk gets its whole remaining list: never `remove`/`add` (a bare trunk allows every VLAN)
+        assert commands["commands"][11:14] == [
+            "interface swp3", "   switchport mode trunk", "   switchport trunk allowed vlan 102"]
+    if platform in ("nvue", "sonic"):
+        vrf = "Vrf-stale" if platform == "sonic" else "stale"
+        assert commands["frr"] == ["router bgp %d" % sw["asn"], " address-family l2vpn evpn", "  no vni 10199",
+                                   " exit-address-family", "exit", "no router bgp %d vrf %s" % (sw["asn"], vrf),
+                                   "vrf %s" % vrf, " no vni 50199", "exit-vrf"]
+    # merged and replaced leave it alone: it might be in use
+    for state in ("merged", "replaced"):
+        assert plan.run(params(sw, state, running))["changed"] is False
+
+
+@pytest.mark.parametrize("platform", list(LEAVES))
+def test_objects_made_by_hand_are_never_removed(platform):
+    sw = LEAVES[platform]
+    running = native(sw, [*sw["tenants"], STALE])
+    hand = {"nvue": running.replace("gpucloud:stale", "made by hand"),
+            "sonic": running.replace("gpucloud:stale", "uplink vlan"),
+            "eos": running.replace("gpucloud:stale", "OPS-VLAN")}[platform]
+    result = plan.run(params(sw, "overridden", hand))
+    assert result["changed"] is False, result["commands"]
+
+
+@pytest.mark.parametrize("platform", list(LEAVES))
+def test_merged_on_an_empty_switch_adds_everything_and_deleted_one_tenant(platform):
+    sw = LEAVES[platform]
+    empty = {"nvue": {}, "sonic": "{}", "eos": ""}[platform]
+    result = plan.run(params(sw, "merged", empty))
+    assert result["changes"]["added"] == [t["name"] for t in sw["tenants"]]
+    assert result["diff"]["before"] != result["diff"]["after"]
+    first = sw["tenants"][0]["name"]
+    deleted = plan.run(params(sw, "deleted", native(sw, sw["tenants"]), tenants=[first]))
+    assert deleted["changes"] == {"added": [], "removed": [first], "modified": []}
+
+
+def test_replaced_fixes_a_drifted_port_and_merged_only_adds():
+    sw = LEAVES["eos"]
+    drifted = copy.deepcopy(sw["tenants"])
+    drifted[0]["ports"].append({"port": "Ethernet99", "node": "x", "mode": "access"})
+    running = native(sw, drifted)
+    replaced = plan.run(params(sw, "replaced", running))
+    assert replaced["commands"]["commands"] == ["interface Ethernet99", "   no switchport access vlan"]
+    assert plan.run(params(sw, "merged", running))["changed"] is False
+
+
+def test_merged_unions_ports_and_overridden_with_names_touches_only_those():
+    want = desired(LEAVES["nvue"])
+    have = copy.deepcopy(want)
+    have[0]["ports"] = [*have[0]["ports"], {"port": "swp40", "mode": "access"}]
+    merged = plan.plan("merged", want, have)
+    assert {"port": "swp40", "mode": "access"} in merged[0]["ports"]
+    stale = {**STALE, "address": ""}
+    after = plan.plan("overridden", want, [*want, stale], names=[want[0]["name"]])
+    assert [t["name"] for t in after] == [t["name"] for t in want] + ["stale"]
+    assert plan.changes(want, after) == {"added": ["stale"], "removed": [], "modified": []}
+
+
+def test_parsed_and_gathered_need_no_switch():
+    sw = LEAVES["sonic"]
+    result = plan.run(params(None, "parsed", native(sw, sw["tenants"]), platform="sonic"))
+    assert result["parsed"] == desired(sw)
+    assert plan.run(params(None, "gathered", native(sw, sw["tenants"]), platform="sonic"))["gathered"]
+    with pytest.raises(FabricError, match="platform: needed to parse a config"):
+        plan.run(params(None, "parsed", "{}"))
+
+
+def test_running_config_required_for_push_states():
+    with pytest.raises(FabricError, match="gather the switch's config first"):
+        plan.run(params(LEAVES["eos"], "overridden"))
+
+
+def test_frr_is_only_parsed():
+    with pytest.raises(FabricError) as err:
+        plan.run(params(LEAVES["nvue"], "rendered", platform="frr"))
+    assert err.value.problems == ["platform: frr is only for parsed/gathered; FRR is rendered with nvue and sonic"]
+
+
+@pytest.mark.parametrize("platform", list(LEAVES))
+def test_a_render_only_switch_plans_on_its_kept_files(platform, tmp_path):
+    """``kept_dir``: the switch's native file there is its running config (none: an empty
+    switch), and ``files`` are what to write back, named as kept."""
+    sw = LEAVES[platform]
+    first = plan.run(params(sw, "merged", kept_dir=str(tmp_path), render_after=True))
+    assert first["changes"]["added"] == [t["name"] for t in sw["tenants"]]
+    rendered = plan.run(params(sw, "rendered"))
+    assert first["files"] == rendered["files"]
+    native_name = "%s.%s" % (sw["name"], {"nvue": "nvue.yaml", "sonic": "sonic.json", "eos": "eos.cfg"}[platform])
+    assert set(first["files"]) == {native_name} | ({"%s-frr.conf" % sw["name"]} if platform != "eos" else set())
+    for name, text in first["files"].items():
+        (tmp_path / name).write_text(text)
+    again = plan.run(params(sw, "overridden", kept_dir=str(tmp_path), render_after=True))
+    assert again["changed"] is False and again["files"] == first["files"]
+    gone = plan.run(params(sw, "deleted", kept_dir=str(tmp_path), render_after=True, tenants=[sw["tenants"][0]["name"]]))
+    assert gone["changes"]["removed"] == [sw["tenants"][0]["name"]]
+    assert sw["tenants"][0]["name"] not in str(gone["files"])
+
+
+def test_a_kept_file_that_cannot_be_read_is_named(tmp_path):
+    sw = LEAVES["sonic"]
+    (tmp_path / ("%s.sonic.json" % sw["name"])).write_text("[1, 2]")
+    with pytest.raises(NativeConfigError, match=r"running_config: is \[1, 2\], not a mapping"):
+        plan.run(params(sw, "merged", kept_dir=str(tmp_path)))

@@ -1,0 +1,78 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The nvue_config module end to end against the NVUE API simulation: main() with its arguments,
+through the collection's one runner, the JSON it prints. The revision flow itself:
+_fabric/test_nvue_api.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from ansible_collections.gpucloud.baremetal.plugins.doc_fragments.nvue import ModuleDocFragment
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.nvue_api import CONNECTION_SPEC
+from ansible_collections.gpucloud.baremetal.plugins.modules import nvue_config
+from tests.support.nvue_api_sim import NvueSimulation
+
+try:
+    from ansible.module_utils.testing import patch_module_args
+except ImportError:  # ansible-core before 2.19
+    from contextlib import contextmanager
+    from unittest import mock
+
+    from ansible.module_utils import basic
+
+    @contextmanager
+    def patch_module_args(args):
+        with mock.patch.object(basic, "_ANSIBLE_ARGS", json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode()):
+            yield
+
+PASSWORD = "s3cret-nvue"
+TREE = {"interface": {"vlan300": {"type": "svi", "vlan": 300, "description": "ops vlan"}}}
+
+
+def run_main(capsys: pytest.CaptureFixture, sim: NvueSimulation | None, **args) -> tuple[int, dict, str]:
+    base = {"host": "127.0.0.1", "port": sim.port if sim else 9, "use_ssl": False, "password": PASSWORD,
+            "validate_certs": False, "timeout": 3}  # fmt: skip
+    with patch_module_args({**base, **args}), pytest.raises(SystemExit) as exited:
+        nvue_config.main()
+    printed = capsys.readouterr().out
+    return exited.value.code, json.loads(printed), printed
+
+
+def test_the_connection_options_are_the_doc_fragment_s():
+    fragment = yaml.safe_load(ModuleDocFragment.DOCUMENTATION)["options"]
+    assert set(fragment) == set(CONNECTION_SPEC)
+    for name, spec in CONNECTION_SPEC.items():
+        assert fragment[name]["type"] == spec["type"] and fragment[name].get("default") == spec.get("default"), name
+    doc = yaml.safe_load(nvue_config.DOCUMENTATION)
+    assert set(doc["options"]) | set(fragment) == set(nvue_config.SPEC)
+
+
+def test_apply_then_nothing_to_do_with_the_diff_only_in_diff_mode(capsys):
+    with NvueSimulation(version="5.12", password=PASSWORD) as sim:
+        rc, out, printed = run_main(capsys, sim, set=TREE, _ansible_diff=True)
+        assert rc == 0 and out["changed"] is True and out["revision"] and out["saved"] is True
+        assert out["diff"]["after"]["interface"]["vlan300"]["description"] == "ops vlan"
+        assert PASSWORD not in printed
+        rc, out, printed = run_main(capsys, sim, set=TREE, _ansible_diff=True)
+        assert rc == 0 and out["changed"] is False and out["revision"] is None and "diff" not in out
+        rc, out, printed = run_main(capsys, sim, state="gathered")
+        assert out["config"]["interface"]["vlan300"]["type"] == "svi"
+
+
+def test_check_mode_applies_nothing(capsys):
+    with NvueSimulation(version="5.12", password=PASSWORD) as sim:
+        rc, out, _printed = run_main(capsys, sim, set=TREE, _ansible_check_mode=True)
+        assert rc == 0 and out["changed"] is True and out["revision"] is None
+        assert sim.applied == {} and sim.revisions == {}
+
+
+def test_a_refused_call_fails_with_one_line_and_no_secret(capsys):
+    with NvueSimulation(password_changed=False, password=PASSWORD) as sim:
+        rc, out, printed = run_main(capsys, sim, state="gathered")
+    assert rc == 1 and "403" in out["msg"] and "default password" in out["msg"]
+    assert out["problems"] == [out["msg"]] and PASSWORD not in printed
+    rc, out, printed = run_main(capsys, None, state="gathered")
+    assert rc == 1 and "unreachable" in out["msg"]

@@ -1,0 +1,89 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The switch_tenants module end to end: main() with its arguments, through the collection's
+one runner, the JSON it prints. What each state computes is tested in _fabric/test_plan.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric import registry
+from ansible_collections.gpucloud.baremetal.plugins.modules import switch_tenants
+from tests.support.fabric import STALE, leaves, native, underlay
+
+try:
+    from ansible.module_utils.testing import patch_module_args
+except ImportError:  # ansible-core before 2.19
+    from contextlib import contextmanager
+    from unittest import mock
+
+    from ansible.module_utils import basic
+
+    @contextmanager
+    def patch_module_args(args):
+        with mock.patch.object(basic, "_ANSIBLE_ARGS", json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode()):
+            yield
+
+
+def run_main(capsys: pytest.CaptureFixture, **args) -> tuple[int, dict]:
+    with patch_module_args(args), pytest.raises(SystemExit) as exited:
+        switch_tenants.main()
+    return exited.value.code, json.loads(capsys.readouterr().out)
+
+
+LEAF = leaves()["sonic"]
+
+
+def test_documentation_matches_the_argument_spec_and_the_registry():
+    doc = yaml.safe_load(switch_tenants.DOCUMENTATION)
+    spec = switch_tenants.argument_spec()
+    assert set(doc["options"]) == set(spec)
+    assert doc["options"]["platform"]["choices"] == spec["platform"]["choices"] == registry.names()
+    assert doc["options"]["state"]["choices"] == spec["state"]["choices"]
+    switch_platforms = [n for n in registry.names() if n != "frr"]
+    assert doc["attributes"]["platform"]["platforms"] == switch_platforms
+
+
+def test_a_plan_with_its_diff_only_in_diff_mode(capsys):
+    running = native(LEAF, [*LEAF["tenants"], STALE])
+    args = {"switch": LEAF, "underlay": underlay(), "state": "overridden", "running_config": running}
+    rc, out = run_main(capsys, **args)
+    assert rc == 0 and out["changed"] is True and out["changes"]["removed"] == ["stale"]
+    assert "diff" not in out
+    rc, out = run_main(capsys, _ansible_diff=True, **args)
+    assert "gpucloud:stale" in out["diff"]["before"] and "gpucloud:stale" not in out["diff"]["after"]
+
+
+def test_invalid_tenants_fail_with_every_problem(capsys):
+    leaf = leaves()["nvue"]
+    bad = dict(leaf, tenants=[dict(t, vlan=5000 + i) for i, t in enumerate(leaf["tenants"])])
+    rc, out = run_main(capsys, switch=bad, underlay=underlay(), state="rendered")
+    assert rc == 1 and out["failed"] is True
+    assert out["problems"] == [
+        "leaf-r1a.tenants[%d] (%s).vlan: %d is outside 1..4094" % (i, t["name"], 5000 + i)
+        for i, t in enumerate(bad["tenants"])
+    ]
+
+
+@pytest.mark.parametrize(("running", "problem"), [
+    ("{not json", "running_config: not config_db JSON"),
+    ({"VLAN": {"Vlan5": {"description": "gpucloud:x", "vlanid": "five"}}}, "VLAN|Vlan5 vlanid: 'five' is not a number"),
+    ({"VLAN": ["Vlan5"]}, "VLAN: is ['Vlan5'], not a mapping"),
+])  # fmt: skip
+def test_a_running_config_that_cannot_be_read_fails_naming_where(capsys, running, problem):
+    """Not a blanket catch: the parser says what is wrong, and where; never a traceback."""
+    rc, out = run_main(capsys, switch=LEAF, underlay=underlay(), state="merged", running_config=running)
+    assert rc == 1 and out["msg"].startswith("running_config cannot be read as the platform's config")
+    assert [p for p in out["problems"] if p.startswith(problem)], out["problems"]
+
+
+def test_running_config_and_kept_dir_exclude_each_other(capsys, tmp_path):
+    rc, out = run_main(capsys, switch=LEAF, state="merged", running_config="{}", kept_dir=str(tmp_path))
+    assert rc == 1 and "mutually exclusive" in out["msg"]
+
+
+def test_an_unknown_platform_is_refused_by_its_choices(capsys):
+    rc, out = run_main(capsys, platform="junos", state="parsed", running_config="")
+    assert rc == 1 and "platform" in out["msg"] and "junos" in out["msg"]
