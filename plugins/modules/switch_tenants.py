@@ -111,6 +111,13 @@ options:
         replace it.
     type: bool
     default: false
+  max_removals:
+    description:
+      - The most tenants one run may remove from the switch (V(replaced), V(overridden), V(deleted)).
+        A plan that removes more fails, naming them, before anything is pushed, so that a fleet mistake
+        (an empty tenant list, the wrong fleet file) cannot take every tenant's network down at once.
+      - Unset, no limit (the switch_fabric role always sets it, from C(switch_fabric_max_removals)).
+    type: int
 attributes:
   check_mode:
     support: full
@@ -238,6 +245,7 @@ def argument_spec() -> dict:
         "route_target_asn": {"type": "int", "default": 64512},
         "l3vni_vlan_offset": {"type": "int", "default": 2000},
         "render_after": {"type": "bool", "default": False},
+        "max_removals": {"type": "int"},
     }
 
 

@@ -161,7 +161,20 @@ def run(params: dict) -> dict:
         running = read_kept(switch, params["kept_dir"])
     if running is None:
         raise FabricError(["running_config: required with state=%s; gather the switch's config first" % state])
-    return _push_state(switch, state, running, params.get("tenants"), underlay, opts, params.get("render_after"))
+    result = _push_state(switch, state, running, params.get("tenants"), underlay, opts, params.get("render_after"))
+    check_removals(switch["name"], result["changes"]["removed"], params.get("max_removals"))
+    return result
+
+
+def check_removals(switch: str, removed: list[str], most: int | None) -> None:
+    """``FabricError`` when one run would remove more tenants from a switch than ``most`` (None: no limit).
+
+    A fleet mistake (a tenant list left empty, a fleet file from the wrong site) must not take
+    every tenant's network down in one run: the plan is refused before anything is pushed."""
+    if most is not None and len(removed) > most:
+        raise FabricError(["%s: this run would remove %d tenants (%s), more than max_removals %d; nothing was"
+                           " changed (check the fleet and the tenant list, or raise the limit for this run)"
+                           % (switch, len(removed), ", ".join(removed), most)])
 
 
 def _push_state(switch: dict, state: str, running: Any, names: list | None, underlay: dict, opts: dict,

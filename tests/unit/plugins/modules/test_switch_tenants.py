@@ -87,3 +87,18 @@ def test_running_config_and_kept_dir_exclude_each_other(capsys, tmp_path):
 def test_an_unknown_platform_is_refused_by_its_choices(capsys):
     rc, out = run_main(capsys, platform="junos", state="parsed", running_config="")
     assert rc == 1 and "platform" in out["msg"] and "junos" in out["msg"]
+
+
+def test_a_plan_that_removes_more_tenants_than_max_removals_is_refused(capsys):
+    """deleted with no tenant list (every tenant of ours) or overridden against the wrong fleet would take
+    every tenant's network down: beyond max_removals the plan fails, naming them, and no command is returned."""
+    running = native(LEAF, [*LEAF["tenants"], STALE])
+    everyone = sorted(t["name"] for t in [*LEAF["tenants"], STALE])
+    args = {"switch": LEAF, "underlay": underlay(), "state": "deleted", "running_config": running}
+    rc, out = run_main(capsys, max_removals=1, **args)
+    assert rc == 1 and "commands" not in out
+    assert "would remove %d tenants (%s), more than max_removals 1" % (len(everyone), ", ".join(everyone)) in out["msg"]
+    rc, out = run_main(capsys, max_removals=len(everyone), **args)
+    assert rc == 0 and out["changes"]["removed"] == everyone
+    rc, out = run_main(capsys, max_removals=1, **{**args, "state": "overridden"})
+    assert rc == 0 and out["changes"]["removed"] == ["stale"]
