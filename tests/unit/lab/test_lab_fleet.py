@@ -7,7 +7,7 @@ import sys
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "lab"))
-from gpucloud_lab import config
+from gpucloud_lab.core import config
 
 
 def test_lab_fleet_is_valid_and_matches_the_lab_hosts():

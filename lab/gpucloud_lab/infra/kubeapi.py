@@ -9,7 +9,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from gpucloud_lab import pki
+from gpucloud_lab.infra import pki
 
 JSON = dict[str, Any]
 MERGE = "application/merge-patch+json"

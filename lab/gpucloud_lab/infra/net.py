@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpucloud_lab import config
-from gpucloud_lab.config import Host
-from gpucloud_lab.util import run
+from gpucloud_lab.core import config
+from gpucloud_lab.core.config import Host
+from gpucloud_lab.core.util import run
 
 
 def netns_exists(name: str) -> bool:

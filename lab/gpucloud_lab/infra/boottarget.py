@@ -4,7 +4,7 @@
 
 Powered on and off on demand (`gpucloud-lab boot-target on|off`, or `power_on()` from tests), and
 by its BMC: the fleet node gpu4's Redfish emulator (redfish.py) runs
-`python3 -m gpucloud_lab.boottarget on network|disk|off|state`. It has no disk: booting from disk
+`python3 -m gpucloud_lab.infra.boottarget on network|disk|off|state`. It has no disk: booting from disk
 ends in the firmware's "no bootable device", as an empty server does.
 Its firmware's debug output and serial console go to the lab's log directory.
 """
@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import sys
 
-from gpucloud_lab import config, net
-from gpucloud_lab.util import daemon_pid, run, start_daemon, stop_unit
+from gpucloud_lab.core import config
+from gpucloud_lab.core.util import daemon_pid, run, start_daemon, stop_unit
+from gpucloud_lab.infra import net
 
 UNIT = "boot-target"
 RA_UNIT = "pxe-ra"
@@ -61,7 +62,7 @@ def power_off() -> None:
 
 def ensure_ra() -> None:
     if not daemon_pid(RA_UNIT):
-        start_daemon(RA_UNIT, ["ip", "netns", "exec", config.LAB_NETNS, sys.executable, "-m", "gpucloud_lab.ra",
+        start_daemon(RA_UNIT, ["ip", "netns", "exec", config.LAB_NETNS, sys.executable, "-m", "gpucloud_lab.infra.ra",
                                config.BRIDGE], env={"PYTHONPATH": str(config.LAB_DIR)})
 
 
@@ -80,7 +81,7 @@ def main(argv: list[str]) -> int:
     elif argv == ["off"]:
         power_off()
     elif argv != ["state"]:
-        print("usage: python3 -m gpucloud_lab.boottarget on network|disk | off | state", file=sys.stderr)
+        print("usage: python3 -m gpucloud_lab.infra.boottarget on network|disk | off | state", file=sys.stderr)
         return 2
     print(state())
     return 0

@@ -25,7 +25,7 @@ It configures no data plane: it proves the client's protocol, paths and idempote
 Two uses, one implementation:
 
 * tests: ``with NvueSimulation(password=...) as sim:`` serves on 127.0.0.1, a free port, in a thread;
-* the lab: ``python -m gpucloud_lab.nvue_sim --listen IP --port N --state FILE`` serves in the
+* the lab: ``python -m gpucloud_lab.sim.nvue_api_sim --listen IP --port N --state FILE`` serves in the
   foreground (``lab/gpucloud-lab up`` runs one per NVUE switch of the lab fleet, in the switch's
   own network namespace); the applied config is written to FILE after every apply and read back
   at start, so it survives a restart of the simulation. Password from ``NVUE_SIM_PASSWORD``.
@@ -49,7 +49,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
 
 try:
-    from gpucloud_lab.nvue_schema import check_path, check_tree
+    from gpucloud_lab.sim.nvue_schema import check_path, check_tree
 except ImportError:  # run as a file next to nvue_schema.py
     from nvue_schema import check_path, check_tree  # type: ignore[no-redef]
 
@@ -276,7 +276,7 @@ def _drop_empty_parents(config: dict, parts: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Serve in the foreground until SIGTERM/SIGINT (how the lab runs it)."""
-    args = argparse.ArgumentParser(prog="nvue_sim", description=__doc__.splitlines()[0])
+    args = argparse.ArgumentParser(prog="nvue_api_sim", description=__doc__.splitlines()[0])
     args.add_argument("--listen", required=True, help="address to listen on (the switch's management address)")
     args.add_argument("--port", type=int, default=8765)
     args.add_argument("--state", type=Path, required=True, help="JSON file of the applied config")

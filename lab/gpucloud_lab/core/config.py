@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-LAB_DIR = Path(__file__).resolve().parent.parent
+LAB_DIR = Path(__file__).resolve().parents[2]
 REPO_DIR = LAB_DIR.parent
 # The lab described as a fleet: what the controller and the switch simulations read.
 FLEET = Path(os.environ.get("GPUCLOUD_LAB_FLEET", REPO_DIR / "inventories" / "lab" / "fleet.yml"))

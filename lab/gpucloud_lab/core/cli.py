@@ -10,8 +10,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from gpucloud_lab import boottarget, components, config
-from gpucloud_lab.util import say
+from gpucloud_lab.core import components, config
+from gpucloud_lab.core.util import say
+from gpucloud_lab.infra import boottarget
 
 
 @contextmanager

@@ -12,12 +12,12 @@ and is never called by them. It plays three parts:
 * the kubelet, where a host has none of its own: when a lab host has
   `/etc/kubernetes/kubelet.conf` but no client certificate from a TLS bootstrap,
   it registers that host's Node (Ready) with the API server named in that file
-  (a host joined with `kubeadm join` runs the simulated kubelet, sim_kubelet.py);
+  (a host joined with `kubeadm join` runs the simulated kubelet, kubelet_sim.py);
 * a tenant control-plane pod: for each vCluster release (StatefulSet labelled `app=vcluster`)
   it starts a real etcd + kube-apiserver and publishes its kubeconfig as the chart would,
   in secret `vc-<release>` key `config`; when the release goes, so does the control plane.
   With privateNodes.enabled (read from secret vc-config-<release>) nodes can join it as they join
-  the host cluster, at its controlPlane.endpoint (endpoint.py plays the vCluster Service there:
+  the host cluster, at its controlPlane.endpoint (join_endpoint_sim.py plays the vCluster Service there:
   the API behind TLS and the node join script).
 """
 from __future__ import annotations
@@ -34,9 +34,10 @@ from typing import Any
 
 import yaml
 
-from gpucloud_lab import config, hosts, kube, kubeadm_init, pki, tools
-from gpucloud_lab.kubeapi import JSON, Api, ApiError
-from gpucloud_lab.util import daemon_pid, run, start_daemon, stop_unit
+from gpucloud_lab.core import config
+from gpucloud_lab.core.util import daemon_pid, run, start_daemon, stop_unit
+from gpucloud_lab.infra import hosts, kube, kubeadm_init, pki, tools
+from gpucloud_lab.infra.kubeapi import JSON, Api, ApiError
 
 LOG = logging.getLogger("lab-controller")
 TENANTS_FILE = config.STATE_DIR / "controller" / "tenant-control-planes.json"
@@ -283,7 +284,7 @@ class Kubelet:
     """Plays the kubelet for a host that has a kubelet.conf but no kubelet of its own: registers its Node.
 
     A host whose kubelet did its own TLS bootstrap (the simulated kubelet of
-    sim_kubelet.py, after `kubeadm join`) has its client certificate in
+    kubelet_sim.py, after `kubeadm join`) has its client certificate in
     /var/lib/kubelet/pki; that kubelet registers and heartbeats its Node
     itself, with its own identity, and is left alone here.
     """
@@ -433,7 +434,7 @@ class TenantControlPlanes:
     def _private_nodes(self, rec: JSON, server: kube.ApiServer, started: bool) -> None:
         """What a vCluster with privateNodes.enabled offers nodes: kubeadm's join objects with the
         endpoint as controlPlaneEndpoint, and the endpoint itself (the vCluster Service, played by
-        endpoint.py: TLS, the API and /node/join) in front of the API server."""
+        join_endpoint_sim.py: TLS, the API and /node/join) in front of the API server."""
         endpoint = rec["endpoint"] or f"{server.ip}:{server.port}"
         if ":" not in endpoint:
             endpoint += ":443"
@@ -449,8 +450,9 @@ class TenantControlPlanes:
             LOG.info("vcluster %s/%s: endpoint %s -> %s", rec["namespace"], rec["release"], endpoint, server.server)
             cert, key = server.serving_cert()
             pki.issue("front-proxy-client", "/CN=front-proxy-client")  # the endpoint's identity towards the API server
-            start_daemon(unit, ["ip", "netns", "exec", server.netns, sys.executable, "-m", "gpucloud_lab.endpoint",
-                                endpoint, f"{server.ip}:{server.port}", str(cert), str(key)],
+            start_daemon(unit, ["ip", "netns", "exec", server.netns, sys.executable, "-m",
+                                "gpucloud_lab.sim.join_endpoint_sim", endpoint, f"{server.ip}:{server.port}",
+                                str(cert), str(key)],
                          env={"PYTHONPATH": str(config.LAB_DIR)})
 
     @staticmethod

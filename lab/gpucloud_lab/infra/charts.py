@@ -7,8 +7,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from gpucloud_lab import config, tools
-from gpucloud_lab.util import daemon_pid, port_open, run, start_daemon, stop_unit, wait_for
+from gpucloud_lab.core import config
+from gpucloud_lab.core.util import daemon_pid, port_open, run, start_daemon, stop_unit, wait_for
+from gpucloud_lab.infra import tools
 
 SOURCE = config.LAB_DIR / "charts"
 REPO_DIR = config.RUN_DIR / "charts"

@@ -8,9 +8,10 @@ import shutil
 import uuid
 from pathlib import Path
 
-from gpucloud_lab import config, net
-from gpucloud_lab.config import Host
-from gpucloud_lab.util import daemon_pid, port_open, run, start_daemon, stop_unit, write_file
+from gpucloud_lab.core import config
+from gpucloud_lab.core.config import Host
+from gpucloud_lab.core.util import daemon_pid, port_open, run, start_daemon, stop_unit, write_file
+from gpucloud_lab.infra import net
 
 
 def host_dir(host: Host) -> Path:

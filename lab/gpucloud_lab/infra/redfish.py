@@ -17,9 +17,10 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from gpucloud_lab import config, pki
-from gpucloud_lab.config import Host
-from gpucloud_lab.util import daemon_pid, port_open, say, start_daemon, stop_unit, wait_for, write_file
+from gpucloud_lab.core import config
+from gpucloud_lab.core.config import Host
+from gpucloud_lab.core.util import daemon_pid, port_open, say, start_daemon, stop_unit, wait_for, write_file
+from gpucloud_lab.infra import pki
 
 VENV = config.CACHE_DIR / f"sushy-tools-{config.SUSHY_VERSION}"
 STAMP = VENV / ".complete"
@@ -92,7 +93,7 @@ def start(host: Host, auth: str) -> None:
 
 
 # Runs inside the sushy-tools venv (no PyYAML there): the lab is reached through
-# `python3 -m gpucloud_lab.boottarget`, the system Python with the lab on its path.
+# `python3 -m gpucloud_lab.infra.boottarget`, the system Python with the lab on its path.
 QEMU_LAUNCHER = r'''
 import json, os, subprocess, sys
 import flask
@@ -104,7 +105,7 @@ STATE = os.path.join(os.environ["GPUCLOUD_BMC_STATE"], "boot-override.json")
 
 
 def lab(*args):
-    run = subprocess.run(["/usr/bin/python3", "-m", "gpucloud_lab.boottarget", *args], capture_output=True,
+    run = subprocess.run(["/usr/bin/python3", "-m", "gpucloud_lab.infra.boottarget", *args], capture_output=True,
                          text=True, check=True, env=dict(os.environ, PYTHONPATH=os.environ["GPUCLOUD_LAB_DIR"]))
     return run.stdout.strip().splitlines()[-1]
 

@@ -10,21 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from gpucloud_lab import (
-    boottarget,
-    charts,
-    config,
-    hosts,
-    kube,
-    kubeadm_init,
-    net,
-    node_packages,
-    redfish,
-    rootfs,
-    switches,
-    tools,
-)
-from gpucloud_lab.util import daemon_pid, lab_units, remove_lab_cgroup, run, say, start_daemon, stop_unit, wait_for
+from gpucloud_lab.core import config
+from gpucloud_lab.core.util import daemon_pid, lab_units, remove_lab_cgroup, run, say, start_daemon, stop_unit, wait_for
+from gpucloud_lab.infra import boottarget, charts, hosts, kube, kubeadm_init, net, node_packages, redfish, rootfs, tools
+from gpucloud_lab.sim import nvue_switch_sim as switches
 
 
 @dataclass(frozen=True)
@@ -126,7 +115,7 @@ class Redfish:
 
 
 class Switches:
-    """SIMULATION of the fleet's NVUE switches: the NVUE REST API on each one's mgmt_ip (switches.py)."""
+    """SIMULATION of the fleet's NVUE switches: the NVUE REST API on each one's mgmt_ip (sim/nvue_switch_sim.py)."""
 
     def up(self) -> None:
         switches.up()
@@ -200,14 +189,14 @@ class ChartRepo:
 
 
 class LabController:
-    """The simulation of what needs GPUs or running pods (see controller.py)."""
+    """The simulation of what needs GPUs or running pods (see sim/controller.py)."""
 
     unit = "lab-controller"
 
     def up(self) -> None:
         if not daemon_pid(self.unit):
             say("lab controller (simulates GPU Operator, kubelet, vCluster control-plane pods)")
-            start_daemon(self.unit, [sys.executable, "-m", "gpucloud_lab.controller"],
+            start_daemon(self.unit, [sys.executable, "-m", "gpucloud_lab.sim.controller"],
                          env={"PYTHONPATH": str(config.LAB_DIR)})
 
     def down(self) -> None:

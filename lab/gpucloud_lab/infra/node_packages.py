@@ -4,7 +4,7 @@
 
 * `/usr/bin/kubeadm`: the real kubeadm, built from the same Debian source as the
   lab's kube-apiserver (kube.py);
-* `/usr/bin/kubelet`: the SIMULATED kubelet (sim_kubelet.py: the real TLS
+* `/usr/bin/kubelet`: the SIMULATED kubelet (sim/kubelet_sim.py: the real TLS
   bootstrap and registration, no pods), with the systemd unit and drop-in of the
   upstream kubelet/kubeadm packages (release/cmd/kubepkg/templates), enabled as
   the package enables it: it exits until a join gives it its config, and
@@ -16,10 +16,11 @@ import filecmp
 import shutil
 from pathlib import Path
 
-from gpucloud_lab import config, hosts, kube
-from gpucloud_lab.util import run, write_file
+from gpucloud_lab.core import config
+from gpucloud_lab.core.util import run, write_file
+from gpucloud_lab.infra import hosts, kube
 
-SIM_KUBELET = Path(__file__).resolve().parent / "sim_kubelet.py"
+SIM_KUBELET = config.LAB_DIR / "gpucloud_lab" / "sim" / "kubelet_sim.py"
 
 KUBELET_SERVICE = """\
 [Unit]

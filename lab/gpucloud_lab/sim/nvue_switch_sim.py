@@ -3,7 +3,7 @@
 """Switches: an NVUE REST API **SIMULATION** for each NVUE switch of the lab fleet.
 
 A switch ASIC OS (Cumulus Linux) cannot run here, so each NVUE switch of
-inventories/lab/fleet.yml is played by nvue_sim.py: its own network namespace
+inventories/lab/fleet.yml is played by nvue_api_sim.py: its own network namespace
 (``gcl-<name>``) plugged into the lab bridge with the switch's mgmt_ip, the
 simulation listening there on the NVUE API port. The role switch_fabric pushes
 to it through its normal revision flow; the applied config is kept in
@@ -20,8 +20,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpucloud_lab import config, net, pki
-from gpucloud_lab.util import daemon_pid, port_open, say, start_daemon, stop_unit, wait_for
+from gpucloud_lab.core import config
+from gpucloud_lab.core.util import daemon_pid, port_open, say, start_daemon, stop_unit, wait_for
+from gpucloud_lab.infra import net, pki
 
 STATE = config.STATE_DIR / "switches"
 NVUE_PORT = 8765             # the role's switch_fabric_nvue_port default
@@ -75,7 +76,7 @@ def start(switch: Switch) -> None:
     pki.ensure_ca()
     cert, key = pki.issue(f"switch-{switch.name}", f"/CN={switch.name}", [f"IP:{switch.ip}"], server=True)
     start_daemon(switch.unit,
-                 ["ip", "netns", "exec", switch.host.netns, sys.executable, "-m", "gpucloud_lab.nvue_sim",
+                 ["ip", "netns", "exec", switch.host.netns, sys.executable, "-m", "gpucloud_lab.sim.nvue_api_sim",
                   "--listen", switch.ip, "--port", str(NVUE_PORT), "--username", USERNAME,
                   "--state", str(switch.state_file), "--cert", str(cert), "--key", str(key),
                   "--version", switch.version],
