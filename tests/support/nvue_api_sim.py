@@ -13,7 +13,7 @@ _LAB = str(Path(__file__).resolve().parents[2] / "lab")
 if _LAB not in sys.path:
     sys.path.insert(0, _LAB)
 
-from gpucloud_lab.sim.nvue_schema import check_path, check_tree  # noqa: E402
 from gpucloud_lab.sim.nvue_api_sim import NvueSimulation, merge  # noqa: E402
+from gpucloud_lab.sim.nvue_schema import check_path, check_tree  # noqa: E402
 
 __all__ = ["NvueSimulation", "check_path", "check_tree", "merge"]

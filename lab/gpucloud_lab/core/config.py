@@ -105,3 +105,8 @@ def bmc_address(host: Host) -> str:
 def fleet() -> dict[str, Any]:
     """The lab's fleet file as plain data (empty when it is missing)."""
     return (yaml.safe_load(FLEET.read_text()) if FLEET.exists() else None) or {}
+
+
+def fleet_gpus() -> dict[str, dict[str, Any]]:
+    """Node name -> {'model', 'count'} from the lab's fleet file (read anew each time)."""
+    return {n["name"]: n.get("gpu", {}) for n in fleet().get("nodes", []) if n.get("gpu")}

@@ -63,3 +63,9 @@ class Api:
             if err.status == 409:
                 return None
             raise
+
+
+def is_ready(obj: JSON) -> bool:
+    """A Node's or Pod's Ready condition is True."""
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in obj.get("status", {}).get("conditions", []))
