@@ -44,6 +44,7 @@ SSH_KEY = STATE_DIR / "ssh" / "id_ed25519"
 KNOWN_HOSTS = STATE_DIR / "ssh" / "known_hosts"  # the lab hosts' own keys (hosts.write_known_hosts)
 KUBECONFIG = STATE_DIR / "kubeconfig"
 PKI_DIR = STATE_DIR / "pki"
+SWITCH_STATE_DIR = STATE_DIR / "switches"  # the NVUE simulations' applied configs
 BIN_LINK_DIR = Path("/usr/local/bin")
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 
 from gpucloud_lab.core import config
+from gpucloud_lab.core.components import Row
 from gpucloud_lab.core.util import daemon_pid, run, start_daemon, stop_unit
 from gpucloud_lab.infra import net
 
@@ -74,6 +75,24 @@ def state() -> str:
     return "on" if daemon_pid(UNIT) else "off"
 
 
+class BootTarget:
+    """The lab component: the QEMU network-boot target, off after `up` (tests and users power it on)."""
+
+    def up(self) -> None:
+        ensure_ra()
+
+    def down(self) -> None:
+        power_off()
+        stop_ra()
+
+    def rows(self) -> list[Row]:
+        ra = "running" if daemon_pid(RA_UNIT) else "stopped"
+        return [Row("boot target", state(), f"tap {config.BOOT_TARGET_TAP}",
+                    f"qemu TCG, mac {config.BOOT_TARGET_MAC}, PXE via the segment's DHCP; "
+                    f"`gpucloud-lab boot-target on`"),
+                Row("pxe ipv6 RA", ra, config.BRIDGE, "lifetime-0 RA: iPXE reaches DHCP in ~5 s")]
+
+
 def main(argv: list[str]) -> int:
     """For the boot target's BMC: `on network|disk`, `off`, `state` (prints on or off)."""
     if argv[:1] == ["on"] and len(argv) == 2 and argv[1] in BOOT_ORDER:
@@ -89,3 +108,4 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+

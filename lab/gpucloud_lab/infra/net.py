@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpucloud_lab.core import config
+from gpucloud_lab.core.components import Row
 from gpucloud_lab.core.config import Host
-from gpucloud_lab.core.util import run
+from gpucloud_lab.core.util import run, say
 
 
 def netns_exists(name: str) -> bool:
@@ -92,3 +93,19 @@ def remove_lab_network() -> None:
     remove_netns(config.LAB_NETNS)
     if link_exists(config.ROOT_VETH):
         run(["ip", "link", "del", config.ROOT_VETH])
+
+
+class Network:
+    """The lab component: the lab namespace with its bridge and the controller's veth."""
+
+    def up(self) -> None:
+        say("lab network: namespace, bridge, controller veth")
+        ensure_lab_network()
+
+    def down(self) -> None:
+        remove_lab_network()
+
+    def rows(self) -> list[Row]:
+        state = "up" if netns_exists(config.LAB_NETNS) and link_exists(config.ROOT_VETH) else "down"
+        return [Row("network", state, f"{config.SUBNET_PREFIX}.0/{config.PREFIX_LEN}",
+                    f"bridge {config.BRIDGE} in netns {config.LAB_NETNS}; controller {config.CONTROLLER_IP}")]

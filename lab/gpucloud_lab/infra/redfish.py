@@ -18,6 +18,7 @@ import uuid
 from pathlib import Path
 
 from gpucloud_lab.core import config
+from gpucloud_lab.core.components import Row
 from gpucloud_lab.core.config import Host
 from gpucloud_lab.core.util import daemon_pid, port_open, say, start_daemon, stop_unit, wait_for, write_file
 from gpucloud_lab.infra import pki
@@ -220,3 +221,19 @@ def state(host: Host) -> str:
     if not daemon_pid(unit(host)):
         return "stopped"
     return "running" if port_open(config.CONTROLLER_IP, config.bmc_port(host)) else "starting"
+
+
+class Redfish:
+    """The lab component: BMC stand-ins, sushy-tools' Redfish emulator, one system per GPU node."""
+
+    def up(self) -> None:
+        say("Redfish BMC emulators: " + ", ".join(config.bmc_address(h) for h in config.GPU_NODES))
+        up()
+
+    def down(self) -> None:
+        down()
+
+    def rows(self) -> list[Row]:
+        return [Row(f"bmc {h.name}", state(h), f"https://{config.bmc_address(h)}",
+                    f"sushy-tools fake driver, system {h.name}, user {USERNAME}")
+                for h in config.GPU_NODES]

@@ -26,6 +26,8 @@ from typing import Any
 import yaml
 
 from gpucloud_lab.core import config
+from gpucloud_lab.core.components import Row, stop_order
+from gpucloud_lab.core.util import daemon_pid, lab_units, say, start_daemon, stop_unit
 from gpucloud_lab.infra import kube
 from gpucloud_lab.infra.kubeapi import Api, ApiError
 from gpucloud_lab.sim.gpu_operator_sim import GpuOperator
@@ -60,6 +62,27 @@ class Controller:
         gpus = config.fleet_gpus()
         self.gpus.sync(gpus)
         self.operator.sync(apis, gpus)
+
+
+class LabController:
+    """The lab component that runs this loop as a lab process (unit lab-controller)."""
+
+    unit = "lab-controller"
+
+    def up(self) -> None:
+        if not daemon_pid(self.unit):
+            say("lab controller (simulates GPU Operator, kubelet, vCluster control-plane pods)")
+            start_daemon(self.unit, [sys.executable, "-m", "gpucloud_lab.sim.controller"],
+                         env={"PYTHONPATH": str(config.LAB_DIR)})
+
+    def down(self) -> None:
+        stop_unit(self.unit)
+        for unit in stop_order(u for u in lab_units() if "-vc-" in u):  # the tenant control planes it started
+            stop_unit(unit)
+
+    def rows(self) -> list[Row]:
+        state = "running" if daemon_pid(self.unit) else "stopped"
+        return [Row("lab controller", state, "-", f"SIMULATION; log {config.LOG_DIR / (self.unit + '.log')}")]
 
 
 def _stop(_signum: int, _frame: Any) -> None:

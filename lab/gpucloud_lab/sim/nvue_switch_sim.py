@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpucloud_lab.core import config
+from gpucloud_lab.core.components import Row
 from gpucloud_lab.core.util import daemon_pid, port_open, say, start_daemon, stop_unit, wait_for
 from gpucloud_lab.infra import net, pki
 
-STATE = config.STATE_DIR / "switches"
+STATE = config.SWITCH_STATE_DIR
 NVUE_PORT = 8765             # the role's switch_fabric_nvue_port default
 USERNAME = "cumulus"         # the role's switch_fabric_nvue_username default
 PASSWORD = "gpucloud-lab"    # lab only (inventories/lab/group_vars/switches_nvue.yml); vault real ones
@@ -116,3 +117,23 @@ def applied_tenants(switch: Switch) -> list[str]:
     interfaces = applied.get("interface") or {}
     return sorted(str(i["description"])[len(MARKER):] for i in interfaces.values()
                   if isinstance(i, dict) and str(i.get("description", "")).startswith(MARKER))
+
+
+class Switches:
+    """The lab component: SIMULATION of the fleet's NVUE switches, the NVUE REST API on each one's mgmt_ip."""
+
+    def up(self) -> None:
+        up()
+
+    def down(self) -> None:
+        down()
+
+    def rows(self) -> list[Row]:
+        rows = []
+        for switch in nvue_switches():
+            tenants = applied_tenants(switch)
+            rows.append(Row(f"switch {switch.name}", state(switch), switch.url,
+                            f"NVUE API SIMULATION, {len(tenants)} tenants applied"
+                            + (f" ({', '.join(tenants)})" if tenants else "")
+                            + f"; netns {switch.host.netns}, log {config.LOG_DIR / (switch.unit + '.log')}"))
+        return rows
