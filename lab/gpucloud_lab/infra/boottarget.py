@@ -41,7 +41,7 @@ def qemu_command(memory_mb: int = 1024, boot: str = "network") -> list[str]:
         "-boot", f"order={BOOT_ORDER[boot]}", "-serial", f"file:{SERIAL_LOG}",
         "-chardev", f"file,id=fw,path={FIRMWARE_LOG}", "-device", "isa-debugcon,iobase=0x402,chardev=fw",
         "-netdev", f"tap,id=net0,ifname={config.BOOT_TARGET_TAP},script=no,downscript=no",
-        "-device", f"virtio-net-pci,netdev=net0,mac={config.BOOT_TARGET_MAC}",
+        "-device", f"virtio-net-pci,netdev=net0,mac={config.BOOT_TARGET.mac}",
     ]
 
 
@@ -88,7 +88,7 @@ class BootTarget:
     def rows(self) -> list[Row]:
         ra = "running" if daemon_pid(RA_UNIT) else "stopped"
         return [Row("boot target", state(), f"tap {config.BOOT_TARGET_TAP}",
-                    f"qemu TCG, mac {config.BOOT_TARGET_MAC}, PXE via the segment's DHCP; "
+                    f"qemu TCG, mac {config.BOOT_TARGET.mac}, PXE via the segment's DHCP; "
                     f"`gpucloud-lab boot-target on`"),
                 Row("pxe ipv6 RA", ra, config.BRIDGE, "lifetime-0 RA: iPXE reaches DHCP in ~5 s")]
 

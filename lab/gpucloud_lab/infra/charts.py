@@ -15,7 +15,7 @@ from gpucloud_lab.infra import tools
 SOURCE = config.LAB_DIR / "charts"
 REPO_DIR = config.RUN_DIR / "charts"
 UNIT = "chart-repo"
-URL = f"http://{config.CONTROLLER_IP}:{config.CHART_PORT}"
+URL = config.CHART_REPO_URL
 
 
 def chart_dirs() -> list[Path]:

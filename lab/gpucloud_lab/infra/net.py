@@ -8,6 +8,7 @@ into the root namespace is one veth carrying an address of the lab subnet.
 """
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 
 from gpucloud_lab.core import config
@@ -39,7 +40,7 @@ def subnet_taken() -> str | None:
     out = run(["ip", "-o", "-4", "addr", "show"]).stdout
     for line in out.splitlines():
         fields = line.split()
-        if fields[1] != config.ROOT_VETH and fields[3].startswith(config.SUBNET_PREFIX + "."):
+        if fields[1] != config.ROOT_VETH and ipaddress.ip_interface(fields[3]).ip in config.SUBNET:
             return fields[1]
     return None
 
@@ -48,7 +49,7 @@ def ensure_lab_network() -> None:
     """Lab namespace with the bridge, and the controller's veth into it."""
     taken = subnet_taken()
     if taken:
-        raise SystemExit(f"gpucloud-lab: {config.SUBNET_PREFIX}.0/24 is already used by {taken}; "
+        raise SystemExit(f"gpucloud-lab: {config.SUBNET} is already used by {taken}; "
                          "the lab will not touch the machine's own network")
     ns = config.LAB_NETNS
     ensure_netns(ns)
@@ -107,5 +108,5 @@ class Network:
 
     def rows(self) -> list[Row]:
         state = "up" if netns_exists(config.LAB_NETNS) and link_exists(config.ROOT_VETH) else "down"
-        return [Row("network", state, f"{config.SUBNET_PREFIX}.0/{config.PREFIX_LEN}",
+        return [Row("network", state, str(config.SUBNET),
                     f"bridge {config.BRIDGE} in netns {config.LAB_NETNS}; controller {config.CONTROLLER_IP}")]
