@@ -199,4 +199,3 @@ def _set_condition(conditions: list[JSON], kind: str, status: str, reason: str, 
             return
     conditions.append({"type": kind, "status": status, "reason": reason, "message": message,
                        "lastTransitionTime": now})
-

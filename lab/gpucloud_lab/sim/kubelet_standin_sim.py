@@ -79,4 +79,3 @@ def _node_status(host: config.Host) -> JSON:
                      "osImage": "Debian GNU/Linux 12 (bookworm)", "kernelVersion": os.uname().release,
                      "machineID": "", "systemUUID": "", "bootID": ""},
     }
-

@@ -57,4 +57,3 @@ sys.modules[__name__] = FakeNvml([h100(i) for i in range({count})], driver="580.
                     path.write_text(text)
                     LOG.info("host %s: simulated NVML (%s GPUs) in %s", host.name, count, path.relative_to(
                         hosts.root_dir(host)))
-

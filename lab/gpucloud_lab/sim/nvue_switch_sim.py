@@ -87,8 +87,8 @@ def up() -> None:
     switches = nvue_switches()
     if not switches:
         return
-    say("switches: NVUE API SIMULATION for " + ", ".join(f"{s.name} ({s.nvue_url}, {s.os_version})"
-                                                        for s in switches))
+    names = [f"{s.name} ({s.nvue_url}, release {s.os_version})" for s in switches]
+    say("switches: NVUE API SIMULATION for " + ", ".join(names))
     for switch in switches:
         start(switch)
     for switch in switches:

@@ -193,4 +193,3 @@ def _running_pod_status(pod: JSON) -> JSON:
                   for c in pod["spec"].get("containers", [])]
     return {"phase": "Running", "conditions": conditions, "containerStatuses": containers,
             "hostIP": config.CONTROL_PLANE.ip, "podIP": config.CONTROL_PLANE.ip, "startTime": now}
-
