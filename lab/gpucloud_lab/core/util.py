@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from gpucloud_lab import config
+from gpucloud_lab.core import config
 
 _START = time.monotonic()
 

@@ -10,11 +10,12 @@ config. It is as strict as a switch where the collection depends on it (sources:
 API page for Cumulus Linux 5.12 and the NVUE command reference, CumulusNetworks/docs):
 
 * the config schema: every PATCHed path and value and every DELETEd path is checked against
-  ``nvue_schema.SCHEMA`` (the NVUE command reference); an unknown path answers 400;
-* versions (``version``, default 5.12): from 5.9 a good revision ends ``applied_and_saved``; up to
-  5.8 it ends ``applied`` and the config is only saved by ``PATCH /revision/applied
-  {"state": "save"}`` (``saved`` holds what a reboot would bring back); DELETE answers 204 from
-  5.10, 200 before;
+  NVIDIA's NVUE model of the simulated release (nvue_schema.py: PyPI nvueschema, generated from
+  NVIDIA's NVUE OpenAPI specification); a path that release does not define answers 400;
+* versions (``version``, default 5.12; the lab gives each switch its fleet ``os_version``): from
+  5.9 a good revision ends ``applied_and_saved``; up to 5.8 it ends ``applied`` and the config is
+  only saved by ``PATCH /revision/applied {"state": "save"}`` (``saved`` holds what a reboot
+  would bring back); DELETE answers 204 from 5.10, 200 before;
 * revision answers are nested under the revision id (``{"6": {"state": ...}}``), as documented;
 * ``fail_state`` makes the next apply end in that failure state (``apply_error``, ``verify_error``, ...);
 * from 5.6 every call answers 403 until the default password has been changed
@@ -25,12 +26,13 @@ It configures no data plane: it proves the client's protocol, paths and idempote
 Two uses, one implementation:
 
 * tests: ``with NvueSimulation(password=...) as sim:`` serves on 127.0.0.1, a free port, in a thread;
-* the lab: ``python -m gpucloud_lab.nvue_sim --listen IP --port N --state FILE`` serves in the
+* the lab: ``python -m gpucloud_lab.sim.nvue_api_sim --listen IP --port N --state FILE`` serves in the
   foreground (``lab/gpucloud-lab up`` runs one per NVUE switch of the lab fleet, in the switch's
   own network namespace); the applied config is written to FILE after every apply and read back
   at start, so it survives a restart of the simulation. Password from ``NVUE_SIM_PASSWORD``.
 
-Standard library only: it runs under the machine's /usr/bin/python3 as well as in the test venv.
+Standard library plus nvueschema (and its pydantic): the lab runs it with the repository's
+virtualenv (tests/requirements.txt), as the tests do.
 """
 
 from __future__ import annotations
@@ -48,10 +50,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
 
-try:
-    from gpucloud_lab.nvue_schema import check_path, check_tree
-except ImportError:  # run as a file next to nvue_schema.py
-    from nvue_schema import check_path, check_tree  # type: ignore[no-redef]
+from gpucloud_lab.sim.nvue_schema import check_path, check_tree, model
 
 PREFIX = "/nvue_v1"
 
@@ -84,6 +83,8 @@ class NvueSimulation:
         password_changed: bool = True,
         fail_state: str | None = None,
     ) -> None:
+        model(version)  # a release with no NVUE model cannot be simulated: refused here, not at the first PATCH
+        self.release = version
         self.version = tuple(int(p) for p in version.split(".")[:2])
         self.password_changed = password_changed
         self.fail_state = fail_state
@@ -177,7 +178,7 @@ class NvueSimulation:
                 else:
                     return self._reply(404, {"title": "no pending revision %s" % rev})
                 if method == "DELETE":
-                    problem = check_path(parts)
+                    problem = check_path(parts, sim.release)
                     if problem:
                         return self._reply(400, {"title": "Bad Request", "detail": problem})
                 node = config
@@ -192,7 +193,7 @@ class NvueSimulation:
                 if method == "PATCH":
                     if not isinstance(body, dict):
                         return self._reply(400, {"title": "body must be an object"})
-                    problems = check_tree(body, tuple(parts))
+                    problems = check_tree(body, tuple(parts), sim.release)
                     if problems:
                         return self._reply(400, {"title": "Bad Request", "detail": "; ".join(problems[:20])})
                     merge(node, body)
@@ -276,7 +277,7 @@ def _drop_empty_parents(config: dict, parts: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Serve in the foreground until SIGTERM/SIGINT (how the lab runs it)."""
-    args = argparse.ArgumentParser(prog="nvue_sim", description=__doc__.splitlines()[0])
+    args = argparse.ArgumentParser(prog="nvue_api_sim", description=__doc__.splitlines()[0])
     args.add_argument("--listen", required=True, help="address to listen on (the switch's management address)")
     args.add_argument("--port", type=int, default=8765)
     args.add_argument("--state", type=Path, required=True, help="JSON file of the applied config")

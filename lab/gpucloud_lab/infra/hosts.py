@@ -8,9 +8,11 @@ import shutil
 import uuid
 from pathlib import Path
 
-from gpucloud_lab import config, net
-from gpucloud_lab.config import Host
-from gpucloud_lab.util import daemon_pid, port_open, run, start_daemon, stop_unit, write_file
+from gpucloud_lab.core import config
+from gpucloud_lab.core.components import Row
+from gpucloud_lab.core.config import Host
+from gpucloud_lab.core.util import daemon_pid, port_open, run, say, start_daemon, stop_unit, wait_for, write_file
+from gpucloud_lab.infra import net, rootfs
 
 
 def host_dir(host: Host) -> Path:
@@ -122,3 +124,29 @@ def stop(host: Host) -> None:
         run(["umount", str(root)])
     shutil.rmtree(host_dir(host), ignore_errors=True)
     write_known_hosts()
+
+
+class Hosts:
+    """The lab component: every lab host booted, with sshd answering."""
+
+    def up(self) -> None:
+        base = rootfs.ensure_base()
+        ensure_ssh_key()
+        say(f"lab hosts: booting {', '.join(h.name for h in config.HOSTS)}")
+        for host in config.HOSTS:
+            start(host, base)
+        for host in config.HOSTS:
+            wait_for(lambda h=host: ssh_ready(h), f"sshd on {host.name}", timeout=60)
+        say("lab hosts: sshd answers on all hosts")
+
+    def down(self) -> None:
+        for host in config.HOSTS:
+            stop(host)
+
+    def rows(self) -> list[Row]:
+        rows = []
+        for host in config.HOSTS:
+            running = is_running(host)
+            state = "running" if running and ssh_ready(host) else ("booting" if running else "stopped")
+            rows.append(Row(f"host {host.name}", state, f"{host.ip}:22", f"{host.role}, mac {host.mac}"))
+        return rows

@@ -10,8 +10,16 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from gpucloud_lab import boottarget, components, config
-from gpucloud_lab.util import say
+from gpucloud_lab.core import components, config
+from gpucloud_lab.core.util import say
+from gpucloud_lab.infra import boottarget, charts, host_cluster, hosts, net, node_packages, redfish
+from gpucloud_lab.sim import controller, nvue_switch_sim
+
+# The lab's components in start order; `down` stops them in reverse.
+ALL: list[components.Component] = [
+    net.Network(), hosts.Hosts(), redfish.Redfish(), nvue_switch_sim.Switches(), host_cluster.Kubernetes(),
+    node_packages.NodePackages(), charts.ChartRepo(), controller.LabController(), boottarget.BootTarget(),
+]
 
 
 @contextmanager
@@ -26,16 +34,16 @@ def lab_lock() -> Iterator[None]:
 def cmd_up(_args: argparse.Namespace) -> int:
     start = time.monotonic()
     with lab_lock():
-        for component in components.ALL:
+        for component in ALL:
             component.up()
     say(f"lab is up ({time.monotonic() - start:.1f}s)")
-    print(components.status_table(), flush=True)
+    print(components.status_table(ALL), flush=True)
     return 0
 
 
 def cmd_down(_args: argparse.Namespace) -> int:
     with lab_lock():
-        for component in reversed(components.ALL):
+        for component in reversed(ALL):
             component.down()
         components.cleanup()
     say("lab is down")
@@ -43,8 +51,8 @@ def cmd_down(_args: argparse.Namespace) -> int:
 
 
 def cmd_status(_args: argparse.Namespace) -> int:
-    print(components.status_table())
-    return 0 if components.all_running() else 3
+    print(components.status_table(ALL))
+    return 0 if components.all_running(ALL) else 3
 
 
 def cmd_boot_target(args: argparse.Namespace) -> int:

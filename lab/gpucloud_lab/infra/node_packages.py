@@ -4,7 +4,7 @@
 
 * `/usr/bin/kubeadm`: the real kubeadm, built from the same Debian source as the
   lab's kube-apiserver (kube.py);
-* `/usr/bin/kubelet`: the SIMULATED kubelet (sim_kubelet.py: the real TLS
+* `/usr/bin/kubelet`: the SIMULATED kubelet (sim/kubelet_sim.py: the real TLS
   bootstrap and registration, no pods), with the systemd unit and drop-in of the
   upstream kubelet/kubeadm packages (release/cmd/kubepkg/templates), enabled as
   the package enables it: it exits until a join gives it its config, and
@@ -16,10 +16,12 @@ import filecmp
 import shutil
 from pathlib import Path
 
-from gpucloud_lab import config, hosts, kube
-from gpucloud_lab.util import run, write_file
+from gpucloud_lab.core import config
+from gpucloud_lab.core.components import Row
+from gpucloud_lab.core.util import run, say, write_file
+from gpucloud_lab.infra import hosts, kube
 
-SIM_KUBELET = Path(__file__).resolve().parent / "sim_kubelet.py"
+SIM_KUBELET = config.LAB_DIR / "gpucloud_lab" / "sim" / "kubelet_sim.py"
 
 KUBELET_SERVICE = """\
 [Unit]
@@ -104,3 +106,20 @@ def up() -> None:
 def installed(host: config.Host) -> bool:
     root = hosts.root_dir(host)
     return (root / "usr/bin/kubeadm").exists() and (root / "usr/bin/kubelet").exists()
+
+
+class NodePackages:
+    """The lab component: kubeadm (real) and the SIMULATED kubelet on the GPU nodes, as a node image has them."""
+
+    def up(self) -> None:
+        say("GPU nodes: kubeadm " + config.KUBERNETES_VERSION + " and the simulated kubelet (kubelet.service)")
+        up()
+
+    def down(self) -> None:
+        """They live in the host overlays, which `down` removes."""
+
+    def rows(self) -> list[Row]:
+        missing = [h.name for h in config.GPU_NODES if not installed(h)]
+        return [Row("kubeadm, kubelet", "missing" if missing else "ready", "/usr/bin on "
+                    + ",".join(h.name for h in config.GPU_NODES),
+                    f"kubeadm {config.KUBERNETES_VERSION} (real), kubelet SIMULATION (TLS bootstrap, no pods)")]

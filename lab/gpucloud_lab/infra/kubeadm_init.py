@@ -15,7 +15,8 @@ import base64
 import json
 from typing import Any
 
-from gpucloud_lab import config, pki
+from gpucloud_lab.core import config
+from gpucloud_lab.infra import pki
 
 JSON = dict[str, Any]
 BOOTSTRAPPERS = "system:bootstrappers:kubeadm:default-node-token"

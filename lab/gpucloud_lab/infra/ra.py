@@ -6,7 +6,7 @@ iPXE configures IPv4 (DHCP) and IPv6 side by side and waits for both. An RA with
 router lifetime 0 (not a default router), no prefixes and neither the managed nor
 the other flag tells it at once that IPv6 has nothing more to configure, so it
 reaches DHCP in about 5 s instead of about 18 s. Nothing is routed by it.
-Run inside the lab namespace: python3 -m gpucloud_lab.ra IFNAME
+Run inside the lab namespace: python3 -m gpucloud_lab.infra.ra IFNAME
 """
 from __future__ import annotations
 

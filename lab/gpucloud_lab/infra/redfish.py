@@ -17,9 +17,11 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from gpucloud_lab import config, pki
-from gpucloud_lab.config import Host
-from gpucloud_lab.util import daemon_pid, port_open, say, start_daemon, stop_unit, wait_for, write_file
+from gpucloud_lab.core import config
+from gpucloud_lab.core.components import Row
+from gpucloud_lab.core.config import Host
+from gpucloud_lab.core.util import daemon_pid, port_open, say, start_daemon, stop_unit, wait_for, write_file
+from gpucloud_lab.infra import pki
 
 VENV = config.CACHE_DIR / f"sushy-tools-{config.SUSHY_VERSION}"
 STAMP = VENV / ".complete"
@@ -55,15 +57,15 @@ def tls() -> tuple[Path, Path]:
     return pki.issue("redfish", "/CN=gpucloud-lab-bmc", [f"IP:{config.CONTROLLER_IP}"], server=True)
 
 
-def emulator_config(host: Host, port: int | None = None, mac: str | None = None) -> str:
+def emulator_config(host: Host) -> str:
     cert, key = tls()
     system = {
         "uuid": system_uuid(host), "name": host.name, "power_state": "Off",
-        "nics": [{"mac": mac or host.mac, "ip": host.ip}],
+        "nics": [{"mac": host.mac, "ip": host.ip}],
     }
     return "\n".join([
         f"SUSHY_EMULATOR_LISTEN_IP = {config.CONTROLLER_IP!r}",
-        f"SUSHY_EMULATOR_LISTEN_PORT = {port or config.bmc_port(host)}",
+        f"SUSHY_EMULATOR_LISTEN_PORT = {config.bmc_port(host)}",
         "SUSHY_EMULATOR_FAKE_DRIVER = True",
         f"SUSHY_EMULATOR_FAKE_SYSTEMS = {json.dumps([system])}",
         f"SUSHY_EMULATOR_STATE_DIR = {str(state_dir(host))!r}",
@@ -92,7 +94,7 @@ def start(host: Host, auth: str) -> None:
 
 
 # Runs inside the sushy-tools venv (no PyYAML there): the lab is reached through
-# `python3 -m gpucloud_lab.boottarget`, the system Python with the lab on its path.
+# `python3 -m gpucloud_lab.infra.boottarget`, the system Python with the lab on its path.
 QEMU_LAUNCHER = r'''
 import json, os, subprocess, sys
 import flask
@@ -104,7 +106,7 @@ STATE = os.path.join(os.environ["GPUCLOUD_BMC_STATE"], "boot-override.json")
 
 
 def lab(*args):
-    run = subprocess.run(["/usr/bin/python3", "-m", "gpucloud_lab.boottarget", *args], capture_output=True,
+    run = subprocess.run(["/usr/bin/python3", "-m", "gpucloud_lab.infra.boottarget", *args], capture_output=True,
                          text=True, check=True, env=dict(os.environ, PYTHONPATH=os.environ["GPUCLOUD_LAB_DIR"]))
     return run.stdout.strip().splitlines()[-1]
 
@@ -177,19 +179,13 @@ sys.exit(emulator.main())
 '''
 
 
-def boot_target_host() -> Host:
-    """The boot target as a BMC-carrying host (gpu4): its MAC is QEMU's, not the nspawn pattern."""
-    return Host(config.BOOT_TARGET_NAME, int(config.BOOT_TARGET_IP.rsplit(".", 1)[1]), "boot_target")
-
-
 def start_boot_target_bmc(auth: str) -> None:
-    host = boot_target_host()
+    host = config.BOOT_TARGET
     if daemon_pid(unit(host)):
         return
     directory = state_dir(host)
     write_file(directory / "htpasswd", auth, mode=0o600)
-    write_file(directory / "emulator.conf",
-               emulator_config(host, port=config.BOOT_TARGET_BMC_PORT, mac=config.BOOT_TARGET_MAC))
+    write_file(directory / "emulator.conf", emulator_config(host))
     write_file(directory / "qemu_bmc.py", QEMU_LAUNCHER)
     start_daemon(unit(host), [str(VENV / "bin" / "python"), str(directory / "qemu_bmc.py"),
                               str(directory / "emulator.conf")],
@@ -206,12 +202,12 @@ def up() -> None:
     for host in config.GPU_NODES:
         wait_for(lambda h=host: port_open(config.CONTROLLER_IP, config.bmc_port(h)),
                  f"Redfish emulator for {host.name}", timeout=30)
-    wait_for(lambda: port_open(config.CONTROLLER_IP, config.BOOT_TARGET_BMC_PORT),
-             f"Redfish emulator for {config.BOOT_TARGET_NAME}", timeout=30)
+    wait_for(lambda: port_open(config.CONTROLLER_IP, config.bmc_port(config.BOOT_TARGET)),
+             f"Redfish emulator for {config.BOOT_TARGET.name}", timeout=30)
 
 
 def down() -> None:
-    for host in (*config.GPU_NODES, boot_target_host()):
+    for host in (*config.GPU_NODES, config.BOOT_TARGET):
         stop_unit(unit(host))
 
 
@@ -219,3 +215,19 @@ def state(host: Host) -> str:
     if not daemon_pid(unit(host)):
         return "stopped"
     return "running" if port_open(config.CONTROLLER_IP, config.bmc_port(host)) else "starting"
+
+
+class Redfish:
+    """The lab component: BMC stand-ins, sushy-tools' Redfish emulator, one system per GPU node."""
+
+    def up(self) -> None:
+        say("Redfish BMC emulators: " + ", ".join(config.bmc_address(h) for h in config.GPU_NODES))
+        up()
+
+    def down(self) -> None:
+        down()
+
+    def rows(self) -> list[Row]:
+        return [Row(f"bmc {h.name}", state(h), f"https://{config.bmc_address(h)}",
+                    f"sushy-tools fake driver, system {h.name}, user {USERNAME}")
+                for h in config.GPU_NODES]

@@ -9,7 +9,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from gpucloud_lab import pki
+from gpucloud_lab.infra import pki
 
 JSON = dict[str, Any]
 MERGE = "application/merge-patch+json"
@@ -63,3 +63,9 @@ class Api:
             if err.status == 409:
                 return None
             raise
+
+
+def is_ready(obj: JSON) -> bool:
+    """A Node's or Pod's Ready condition is True."""
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in obj.get("status", {}).get("conditions", []))

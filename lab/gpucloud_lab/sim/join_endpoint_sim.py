@@ -30,7 +30,7 @@ The endpoint address exists only while the tenant's WireGuard interface (made by
 private_node_join role) is up, so the listening socket uses IP_FREEBIND: it may bind before the
 address is there.
 
-Usage: python -m gpucloud_lab.endpoint LISTEN_IP:PORT TARGET_IP:PORT CERT KEY
+Usage: python -m gpucloud_lab.sim.join_endpoint_sim LISTEN_IP:PORT TARGET_IP:PORT CERT KEY
 """
 from __future__ import annotations
 
@@ -50,7 +50,8 @@ from dataclasses import dataclass
 
 import yaml
 
-from gpucloud_lab import config, pki
+from gpucloud_lab.core import config
+from gpucloud_lab.infra import pki
 
 IP_FREEBIND = 15  # linux/in.h
 TOKEN = re.compile(r"^([a-z0-9]{6})\.([a-z0-9]{16})$")  # kubeadm's bootstrap token format

@@ -6,8 +6,8 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from gpucloud_lab import config
-from gpucloud_lab.util import run, write_file
+from gpucloud_lab.core import config
+from gpucloud_lab.core.util import run, write_file
 
 CA_CERT = config.PKI_DIR / "ca.crt"
 CA_KEY = config.PKI_DIR / "ca.key"

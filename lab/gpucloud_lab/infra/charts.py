@@ -7,13 +7,15 @@ import shutil
 import sys
 from pathlib import Path
 
-from gpucloud_lab import config, tools
-from gpucloud_lab.util import daemon_pid, port_open, run, start_daemon, stop_unit, wait_for
+from gpucloud_lab.core import config
+from gpucloud_lab.core.components import Row
+from gpucloud_lab.core.util import daemon_pid, port_open, run, say, start_daemon, stop_unit, wait_for
+from gpucloud_lab.infra import tools
 
 SOURCE = config.LAB_DIR / "charts"
 REPO_DIR = config.RUN_DIR / "charts"
 UNIT = "chart-repo"
-URL = f"http://{config.CONTROLLER_IP}:{config.CHART_PORT}"
+URL = config.CHART_REPO_URL
 
 
 def chart_dirs() -> list[Path]:
@@ -55,3 +57,18 @@ def state() -> str:
     if not daemon_pid(UNIT):
         return "stopped"
     return "running" if port_open(config.CONTROLLER_IP, config.CHART_PORT) else "starting"
+
+
+class ChartRepo:
+    """The lab component: the air-gapped site's Helm repository, serving the lab's stand-in charts."""
+
+    def up(self) -> None:
+        say(f"chart repository: stand-in charts at {URL}")
+        up()
+
+    def down(self) -> None:
+        down()
+
+    def rows(self) -> list[Row]:
+        names = ", ".join(c.name for c in chart_dirs())
+        return [Row("chart repo", state(), URL, f"lab stand-ins: {names}")]

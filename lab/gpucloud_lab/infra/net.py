@@ -8,11 +8,13 @@ into the root namespace is one veth carrying an address of the lab subnet.
 """
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 
-from gpucloud_lab import config
-from gpucloud_lab.config import Host
-from gpucloud_lab.util import run
+from gpucloud_lab.core import config
+from gpucloud_lab.core.components import Row
+from gpucloud_lab.core.config import Host
+from gpucloud_lab.core.util import run, say
 
 
 def netns_exists(name: str) -> bool:
@@ -38,7 +40,7 @@ def subnet_taken() -> str | None:
     out = run(["ip", "-o", "-4", "addr", "show"]).stdout
     for line in out.splitlines():
         fields = line.split()
-        if fields[1] != config.ROOT_VETH and fields[3].startswith(config.SUBNET_PREFIX + "."):
+        if fields[1] != config.ROOT_VETH and ipaddress.ip_interface(fields[3]).ip in config.SUBNET:
             return fields[1]
     return None
 
@@ -47,7 +49,7 @@ def ensure_lab_network() -> None:
     """Lab namespace with the bridge, and the controller's veth into it."""
     taken = subnet_taken()
     if taken:
-        raise SystemExit(f"gpucloud-lab: {config.SUBNET_PREFIX}.0/24 is already used by {taken}; "
+        raise SystemExit(f"gpucloud-lab: {config.SUBNET} is already used by {taken}; "
                          "the lab will not touch the machine's own network")
     ns = config.LAB_NETNS
     ensure_netns(ns)
@@ -92,3 +94,19 @@ def remove_lab_network() -> None:
     remove_netns(config.LAB_NETNS)
     if link_exists(config.ROOT_VETH):
         run(["ip", "link", "del", config.ROOT_VETH])
+
+
+class Network:
+    """The lab component: the lab namespace with its bridge and the controller's veth."""
+
+    def up(self) -> None:
+        say("lab network: namespace, bridge, controller veth")
+        ensure_lab_network()
+
+    def down(self) -> None:
+        remove_lab_network()
+
+    def rows(self) -> list[Row]:
+        state = "up" if netns_exists(config.LAB_NETNS) and link_exists(config.ROOT_VETH) else "down"
+        return [Row("network", state, str(config.SUBNET),
+                    f"bridge {config.BRIDGE} in netns {config.LAB_NETNS}; controller {config.CONTROLLER_IP}")]

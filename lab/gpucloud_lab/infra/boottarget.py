@@ -4,7 +4,7 @@
 
 Powered on and off on demand (`gpucloud-lab boot-target on|off`, or `power_on()` from tests), and
 by its BMC: the fleet node gpu4's Redfish emulator (redfish.py) runs
-`python3 -m gpucloud_lab.boottarget on network|disk|off|state`. It has no disk: booting from disk
+`python3 -m gpucloud_lab.infra.boottarget on network|disk|off|state`. It has no disk: booting from disk
 ends in the firmware's "no bootable device", as an empty server does.
 Its firmware's debug output and serial console go to the lab's log directory.
 """
@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import sys
 
-from gpucloud_lab import config, net
-from gpucloud_lab.util import daemon_pid, run, start_daemon, stop_unit
+from gpucloud_lab.core import config
+from gpucloud_lab.core.components import Row
+from gpucloud_lab.core.util import daemon_pid, run, start_daemon, stop_unit
+from gpucloud_lab.infra import net
 
 UNIT = "boot-target"
 RA_UNIT = "pxe-ra"
@@ -39,7 +41,7 @@ def qemu_command(memory_mb: int = 1024, boot: str = "network") -> list[str]:
         "-boot", f"order={BOOT_ORDER[boot]}", "-serial", f"file:{SERIAL_LOG}",
         "-chardev", f"file,id=fw,path={FIRMWARE_LOG}", "-device", "isa-debugcon,iobase=0x402,chardev=fw",
         "-netdev", f"tap,id=net0,ifname={config.BOOT_TARGET_TAP},script=no,downscript=no",
-        "-device", f"virtio-net-pci,netdev=net0,mac={config.BOOT_TARGET_MAC}",
+        "-device", f"virtio-net-pci,netdev=net0,mac={config.BOOT_TARGET.mac}",
     ]
 
 
@@ -61,7 +63,7 @@ def power_off() -> None:
 
 def ensure_ra() -> None:
     if not daemon_pid(RA_UNIT):
-        start_daemon(RA_UNIT, ["ip", "netns", "exec", config.LAB_NETNS, sys.executable, "-m", "gpucloud_lab.ra",
+        start_daemon(RA_UNIT, ["ip", "netns", "exec", config.LAB_NETNS, sys.executable, "-m", "gpucloud_lab.infra.ra",
                                config.BRIDGE], env={"PYTHONPATH": str(config.LAB_DIR)})
 
 
@@ -73,6 +75,24 @@ def state() -> str:
     return "on" if daemon_pid(UNIT) else "off"
 
 
+class BootTarget:
+    """The lab component: the QEMU network-boot target, off after `up` (tests and users power it on)."""
+
+    def up(self) -> None:
+        ensure_ra()
+
+    def down(self) -> None:
+        power_off()
+        stop_ra()
+
+    def rows(self) -> list[Row]:
+        ra = "running" if daemon_pid(RA_UNIT) else "stopped"
+        return [Row("boot target", state(), f"tap {config.BOOT_TARGET_TAP}",
+                    f"qemu TCG, mac {config.BOOT_TARGET.mac}, PXE via the segment's DHCP; "
+                    f"`gpucloud-lab boot-target on`"),
+                Row("pxe ipv6 RA", ra, config.BRIDGE, "lifetime-0 RA: iPXE reaches DHCP in ~5 s")]
+
+
 def main(argv: list[str]) -> int:
     """For the boot target's BMC: `on network|disk`, `off`, `state` (prints on or off)."""
     if argv[:1] == ["on"] and len(argv) == 2 and argv[1] in BOOT_ORDER:
@@ -80,7 +100,7 @@ def main(argv: list[str]) -> int:
     elif argv == ["off"]:
         power_off()
     elif argv != ["state"]:
-        print("usage: python3 -m gpucloud_lab.boottarget on network|disk | off | state", file=sys.stderr)
+        print("usage: python3 -m gpucloud_lab.infra.boottarget on network|disk | off | state", file=sys.stderr)
         return 2
     print(state())
     return 0

@@ -12,8 +12,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from gpucloud_lab import config
-from gpucloud_lab.util import run, say
+from gpucloud_lab.core import config
+from gpucloud_lab.core.util import run, say
 
 TOOLS_DIR = config.CACHE_DIR / f"tools-{config.TOOLS_VERSION}"
 NAMES = ("helm", "kubectl")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from gpucloud_lab import config
-from gpucloud_lab.util import run, say
+from gpucloud_lab.core import config
+from gpucloud_lab.core.util import run, say
 
 PACKAGES = config.LAB_DIR / "base-packages.txt"
 BUILDER = config.LAB_DIR / "lib" / "build-rootfs.sh"

@@ -17,8 +17,9 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpucloud_lab import config, pki
-from gpucloud_lab.util import daemon_pid, run, say, start_daemon, stop_unit, wait_for
+from gpucloud_lab.core import config
+from gpucloud_lab.core.util import daemon_pid, run, say, start_daemon, stop_unit, wait_for
+from gpucloud_lab.infra import pki
 
 BIN_DIR = config.CACHE_DIR / f"kubernetes-{config.KUBERNETES_VERSION}"
 BUILDER = config.LAB_DIR / "lib" / "build-kubernetes.sh"
@@ -73,7 +74,7 @@ class ApiServer:
         )
 
     def serving_cert(self) -> tuple[Path, Path]:
-        """The API server's serving certificate and key (also shown by a tenant's endpoint, endpoint.py)."""
+        """The API server's serving certificate and key (also shown by sim/join_endpoint_sim.py)."""
         sans = self.sans()
         # The certificate is made once per name: other SANs make another certificate.
         suffix = "-" + hashlib.sha256(",".join(sans).encode()).hexdigest()[:8] if self.extra_sans else ""
@@ -87,7 +88,7 @@ class ApiServer:
             f"--bind-address={self.ip}", f"--advertise-address={self.ip}", f"--secure-port={self.port}",
             "--insecure-port=0", f"--tls-cert-file={cert}", f"--tls-private-key-file={key}",
             f"--client-ca-file={pki.CA_CERT}", "--authorization-mode=Node,RBAC", "--allow-privileged=true",
-            # As kubeadm sets them: a front proxy (here a tenant's endpoint.py) passes on the identity of the
+            # As kubeadm sets them: a front proxy (here a tenant's join_endpoint_sim.py) passes on the identity of the
             # client certificate it verified; only a certificate named front-proxy-client may.
             f"--requestheader-client-ca-file={pki.CA_CERT}", "--requestheader-allowed-names=front-proxy-client",
             "--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",

@@ -1,0 +1,81 @@
+# Copyright: (c) 2025, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""SIMULATION of a kubelet's registration, for a lab host that has a kubelet.conf but no kubelet of its own.
+
+A part of the lab controller (controller.py), which runs it every second. When a lab host has
+`/etc/kubernetes/kubelet.conf` (e.g. a copied admin kubeconfig, as in
+tests/integration/playbooks/gpu_operator.yml) but no client certificate from a TLS bootstrap, it
+registers that host's Node (Ready, invented capacity) with the API server named in that file, as
+a kubelet would (kubernetes 1.20 pkg/kubelet/kubelet_node_status.go). A host joined with
+`kubeadm join` runs the simulated kubelet binary (kubelet_sim.py), which registers and heartbeats
+its Node itself, with its own identity, and is left alone here.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+
+import yaml
+
+from gpucloud_lab.core import config
+from gpucloud_lab.infra import hosts
+from gpucloud_lab.infra.kubeapi import JSON, Api, is_ready
+
+LOG = logging.getLogger("lab-controller")
+
+
+class Kubelet:
+    """Plays the kubelet for a host that has a kubelet.conf but no kubelet of its own: registers its Node.
+
+    A host whose kubelet did its own TLS bootstrap has its client certificate in /var/lib/kubelet/pki.
+    """
+
+    def __init__(self, apis: dict[str, Api]) -> None:
+        self.apis = apis
+
+    def sync(self) -> None:
+        for host in config.HOSTS:
+            root = hosts.root_dir(host)
+            if (root / "var" / "lib" / "kubelet" / "pki" / "kubelet-client-current.pem").exists():
+                continue
+            conf = root / "etc" / "kubernetes" / "kubelet.conf"
+            server = self._server(conf)
+            if server and server in self.apis:
+                self._register(self.apis[server], host)
+
+    @staticmethod
+    def _server(conf: Path) -> str | None:
+        try:
+            data = yaml.safe_load(conf.read_text())
+            return str(data["clusters"][0]["cluster"]["server"]).rstrip("/")
+        except (OSError, yaml.YAMLError, KeyError, IndexError, TypeError):
+            return None
+
+    @staticmethod
+    def _register(api: Api, host: config.Host) -> None:
+        node = api.get(f"/api/v1/nodes/{host.name}")
+        if node and is_ready(node):
+            return
+        if node is None:
+            labels = {"kubernetes.io/hostname": host.name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
+            api.create("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node",
+                                         "metadata": {"name": host.name, "labels": labels}})
+        api.patch(f"/api/v1/nodes/{host.name}/status", {"status": _node_status(host)})
+        LOG.info("node %s: registered with %s (kubelet stand-in)", host.name, api.server)
+
+
+def _node_status(host: config.Host) -> JSON:
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    resources = {"cpu": "64", "memory": "512Gi", "pods": "110", "ephemeral-storage": "1Ti"}
+    return {
+        "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "lab kubelet stand-in",
+                        "lastHeartbeatTime": now, "lastTransitionTime": now}],
+        "addresses": [{"type": "InternalIP", "address": host.ip}, {"type": "Hostname", "address": host.name}],
+        "capacity": resources, "allocatable": resources,
+        "nodeInfo": {"kubeletVersion": f"v{config.KUBERNETES_VERSION}", "kubeProxyVersion": "",
+                     "operatingSystem": "linux", "architecture": "amd64", "containerRuntimeVersion": "containerd://1.6",
+                     "osImage": "Debian GNU/Linux 12 (bookworm)", "kernelVersion": os.uname().release,
+                     "machineID": "", "systemUUID": "", "bootID": ""},
+    }
