@@ -1,10 +1,17 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Integration tests: start the lab once per session, drive playbooks through ansible-runner, stop it.
 
-Skipped, with the reason, only where the lab cannot run (not root, no systemd-nspawn);
-with CI set, that is an error instead: nothing is skipped in CI.
-Set GPUCLOUD_LAB_KEEP=1 to leave the lab up afterwards; a lab that was already up
-when the session started is left up (in CI it is taken down and started fresh instead).
+Skipped, with the reason, only where the lab cannot run (not root, no systemd-nspawn); in CI
+(``CI=true``) that is an error instead (tests/support/ci.py fails every skip there).
+Set GPUCLOUD_LAB_KEEP=1 to leave the lab up afterwards; a lab that was already up when the
+session started is left up (in CI it is taken down and started fresh instead).
+
+What the lab tests share, so that the slow things happen once:
+- ``converged``: ``site.yml`` run once on the fresh lab and once more (idempotence); tests that
+  only read a converged lab use it and run first, before tests that change the lab.
+- the boot chain: when the session holds the QEMU boot test (``@pytest.mark.boot_chain``), the
+  boot target is powered on over Redfish as soon as the lab is up, and boots in the background
+  while the converged-state tests run; the boot test collects it right after them.
 """
 from __future__ import annotations
 
@@ -12,15 +19,19 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.integration.lab import Lab, leftovers
+from tests.integration.lab import Lab, PlaybookRun, leftovers
 
 REPO = Path(__file__).resolve().parents[2]
 LAB_CMD = REPO / "lab" / "gpucloud-lab"
+# Run order of the lab tests: converged-state readers, then the boot chain's collection, then the rest.
+ORDER_CONVERGED, ORDER_BOOT_CHAIN, ORDER_REST = 0, 1, 2
 
 
 def lab_unavailable() -> str | None:
@@ -36,37 +47,95 @@ def lab_unavailable() -> str | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "lab: needs the embedded lab (root, namespaces); started once per session")
+    config.addinivalue_line("markers", "boot_chain: collects the boot target's network boot, started at lab up")
 
 
+def _order(item: pytest.Item) -> int:
+    if item.get_closest_marker("boot_chain"):
+        return ORDER_BOOT_CHAIN
+    return ORDER_CONVERGED if "converged" in item.fixturenames else ORDER_REST
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    ours = [item for item in items if "lab" in getattr(item, "fixturenames", ())]
+    ours = [item for item in items if "lab" in item.fixturenames]
     for item in ours:
         item.add_marker(pytest.mark.lab)
+    # Stable: within each group the tests keep their file order.
+    items.sort(key=lambda item: _order(item) if "lab" in item.fixturenames else ORDER_REST)
     reason = lab_unavailable()
     if reason is None or not ours:
         return
-    if os.environ.get("CI"):
-        raise pytest.UsageError(f"integration tests must run in CI, but: {reason}")
-    for item in ours:
-        item.add_marker(pytest.mark.skip(reason=reason))
+    for item in ours:  # an error in CI (tests/support/ci.py), a stated skip elsewhere
+        item.add_marker(pytest.mark.skip(reason=f"LAB NOT AVAILABLE: {reason}"))
 
 
 def _lab(command: str, check: bool = True) -> int:
     return subprocess.run([str(LAB_CMD), command], cwd=REPO, check=check, stdout=sys.stderr).returncode
 
 
+@dataclass
+class BootChain:
+    """The boot target's network boot, started at lab up: when, and the playbook run that started it."""
+
+    started: float
+    run: PlaybookRun
+
+
+def _start_boot_chain(lab: Lab) -> BootChain:
+    """Power the boot target off, then ``provision.yml -e reinstall=<it>``: a one-time network boot and a
+    power cycle over Redfish; the playbook returns once the BMC has powered it on (the lab's boot target
+    is not waited for, inventories/lab/group_vars/boot_targets.yml), and the machine boots on its own."""
+    target = lab.config.BOOT_TARGET.name
+    off = lab.playbook("provision_bmc.yml", {"lab_power": "off", "lab_node": target})
+    assert off.rc == 0, off.failures()
+    started = time.time()
+    run = lab.playbook("playbooks/provision.yml", {"reinstall": target},
+                       limit=f"{lab.config.PXE_SERVER.name},{target}")
+    return BootChain(started, run)
+
+
 @pytest.fixture(scope="session")
-def lab() -> Iterator[Lab]:
+def lab(request: pytest.FixtureRequest) -> Iterator[Lab]:
     """The running lab (started here unless it already was)."""
     was_up = _lab("status", check=False) == 0
-    if was_up and os.environ.get("CI"):
+    if was_up and os.environ.get("CI", "").lower() == "true":
         # CI starts from a fresh lab: state left by an earlier run must not decide any result.
         _lab("down")
         was_up = False
     _lab("up")
-    yield Lab(REPO)
+    the_lab = Lab(REPO)
+    if any(item.get_closest_marker("boot_chain") for item in request.session.items):
+        the_lab.boot_chain = _start_boot_chain(the_lab)
+    yield the_lab
     if was_up or os.environ.get("GPUCLOUD_LAB_KEEP"):
         return
     _lab("down")
     left = leftovers()
     assert not left, f"`gpucloud-lab down` left things behind: {left}"
+
+
+@dataclass
+class Converged:
+    """site.yml on the lab: the run that converged it, and the second run (which must change nothing)."""
+
+    first: PlaybookRun
+    second: PlaybookRun
+
+
+@pytest.fixture(scope="session")
+def converged(lab: Lab) -> Converged:
+    """The whole rollout converged once per session: site.yml, then site.yml again."""
+    first = lab.playbook("playbooks/site.yml")
+    assert first.rc == 0, first.failures()
+    second = lab.playbook("playbooks/site.yml")
+    assert second.rc == 0, second.failures()
+    return Converged(first, second)
+
+
+@pytest.fixture
+def boot_chain(lab: Lab) -> BootChain:
+    """The boot target's network boot started at lab up (tests marked ``boot_chain`` get it)."""
+    chain = getattr(lab, "boot_chain", None)
+    assert chain is not None, "the boot chain starts at lab up only when a boot_chain test is selected"
+    return chain

@@ -1,18 +1,83 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""How the integration tests drive the lab: ansible-runner's Python API, results read from its events."""
+"""How the integration tests drive the lab: ansible-runner's Python API, results read from its events,
+and the helpers every lab test shares: ``kubectl``, ``on(host)`` and ``wait``.
+
+Addresses, names and paths come from the lab's own config (``lab/gpucloud_lab/core/config.py``, derived
+from the lab fleet), re-exported here as ``config``: no test writes an address of its own.
+"""
 from __future__ import annotations
 
+import functools
+import json
 import os
 import subprocess
+import sys
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import ansible_runner
 
+_LAB = str(Path(__file__).resolve().parents[2] / "lab")
+if _LAB not in sys.path:
+    sys.path.insert(0, _LAB)
+
+from gpucloud_lab.core import config  # noqa: E402
+
 PLAYBOOKS = Path(__file__).resolve().parent / "playbooks"
-KUBECONFIG = Path("/var/lib/gpucloud-lab/kubeconfig")
+KUBECONFIG = config.KUBECONFIG
+# Every SSH session of the tests checks the host's key against the lab's known_hosts, as the inventory does.
+SSH = ["ssh", "-i", str(config.SSH_KEY), "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
+       "-o", f"UserKnownHostsFile={config.KNOWN_HOSTS}", "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=10"]
+
+
+REPO = Path(__file__).resolve().parents[2]
+LAB_INVENTORY = REPO / "inventories" / "lab"
+
+
+def _plain(value: Any) -> Any:
+    """ansible-inventory --list marks strings as {"__ansible_unsafe": value}: the plain values."""
+    if isinstance(value, dict):
+        if set(value) == {"__ansible_unsafe"}:
+            return value["__ansible_unsafe"]
+        return {k: _plain(v) for k, v in value.items()}
+    return [_plain(v) for v in value] if isinstance(value, list) else value
+
+
+@functools.lru_cache(maxsize=1)
+def hostvars() -> dict[str, dict[str, Any]]:
+    """Every host's variables as the collection's inventory plugin derives them from the lab fleet."""
+    listed = subprocess.run(["ansible-inventory", "-i", str(LAB_INVENTORY), "--list"], capture_output=True,
+                            text=True, check=True, cwd=REPO,
+                            env={**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg")}).stdout
+    return dict(_plain(json.loads(listed)["_meta"]["hostvars"]))
+
+
+def kubectl(*args: str, kubeconfig: Path | str = KUBECONFIG, check: bool = True, input: str | None = None,
+            timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """kubectl against the host cluster (or the given kubeconfig)."""
+    return subprocess.run(["kubectl", f"--kubeconfig={kubeconfig}", *args], capture_output=True, text=True,
+                          check=check, input=input, timeout=timeout)
+
+
+def on(host: str, command: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """A shell command on a lab host, over SSH as root (its key checked)."""
+    return subprocess.run([*SSH, f"root@{config.host(host).ip}", command], capture_output=True, text=True,
+                          check=check, timeout=timeout)
+
+
+def wait(predicate: Callable[[], Any], what: str, timeout: float = 90, interval: float = 1.0) -> Any:
+    """Poll until ``predicate()`` is true; its value, or an assertion error naming what never happened."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out after {timeout:.0f}s waiting for {what}"
+        time.sleep(interval)
 OK_EVENTS = ("runner_on_ok", "runner_item_on_ok")
 
 
@@ -66,6 +131,8 @@ class PlaybookRun:
 @dataclass
 class Lab:
     repo: Path
+    config: Any = field(default=config, repr=False)
+    boot_chain: Any = field(default=None, repr=False)  # conftest.BootChain, when started at lab up
 
     @property
     def inventory(self) -> Path:

@@ -39,14 +39,14 @@ import yaml
 from jinja2 import StrictUndefined, meta
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from tests.integration.lab import KUBECONFIG, Lab, PlaybookRun
+from tests.integration.lab import KUBECONFIG, LAB_INVENTORY, Lab, PlaybookRun, config
 
 REPO = Path(__file__).resolve().parents[2]
 AWX_VARS = REPO / "playbooks" / "vars" / "awx.yml"
-LAB_INVENTORY = REPO / "inventories" / "lab"
-PXE_ROOT = Path("/var/lib/gpucloud-lab/hosts/pxe/root")
-LAB_CA = Path("/var/lib/gpucloud-lab/pki/ca.crt")
-LAB_PASSWORD = "gpucloud-lab"  # the lab's BMC emulators and NVUE simulation (lab/README.md)
+PXE_ROOT = config.STATE_DIR / "hosts" / config.PXE_SERVER.name / "root"
+LAB_CA = config.PKI_DIR / "ca.crt"
+# The lab's BMC emulators and NVUE simulation share one password (lab/README.md): read from the lab fleet.
+LAB_PASSWORD = config.fleet()["nodes"][0]["bmc"]["password"]
 THROWAWAY = "awxtmp"
 
 

@@ -6,12 +6,11 @@ native files are its config."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from tests.integration.lab import Lab
+from tests.integration.lab import Lab, config
 
-NVUE_STATE = Path("/var/lib/gpucloud-lab/switches/leaf1.json")
-LEAF2_FILE = Path("/var/lib/gpucloud-lab/fabric/leaf2.sonic.json")
+NVUE_STATE = config.SWITCH_STATE_DIR / "leaf1.json"
+LEAF2_FILE = config.STATE_DIR / "fabric" / "leaf2.sonic.json"
 
 
 def leaf1_tenants() -> set[str]:

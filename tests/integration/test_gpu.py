@@ -1,18 +1,15 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The GPU stage against the lab: gpu_host on the (Debian, GPU-less) lab hosts, the GPU Operator waited
-for against the lab controller's simulation, and validate.yml across layers."""
+"""The GPU stage against the lab: gpu_host on the (Debian, GPU-less) lab hosts and the GPU Operator waited
+for against the lab controller's simulation (validate.yml across layers: test_converged.py)."""
 from __future__ import annotations
 
-import subprocess
-
-from tests.integration.lab import KUBECONFIG, Lab
+from tests.integration.lab import Lab, kubectl
 
 GPU_HOSTS = "gpu_nodes:!boot_targets"
 
 
 def _kubectl(*args: str) -> str:
-    return subprocess.run(["kubectl", "--kubeconfig", str(KUBECONFIG), *args], capture_output=True, text=True,
-                          check=True).stdout
+    return kubectl(*args).stdout
 
 
 def test_gpu_host_check_mode_converge_idempotent_and_says_what_it_skipped(lab: Lab) -> None:
@@ -61,17 +58,3 @@ def test_gpu_operator_timeout_names_the_node_short_of_gpus(lab: Lab) -> None:
     assert "gpu3: allocatable nvidia.com/gpu is 8, the fleet says 16" in msg
     assert "gpu2" not in msg
     assert "gpu3  16     true         8            allocatable nvidia.com/gpu is 8" in result["localhost"]["table"]
-
-
-def test_validate_is_green_after_site(lab: Lab) -> None:
-    site = lab.playbook("playbooks/site.yml")
-    assert site.rc == 0, site.failures()
-    validate = lab.playbook("playbooks/validate.yml")
-    assert validate.rc == 0, validate.failures()
-    rows = validate.results("Compare fleet, NVML, the clusters and the KAI quotas")["localhost"]
-    assert rows["ok"] and {r["node"]: r["nvml"] for r in rows["nodes"]} == {"gpu1": 8, "gpu2": 8, "gpu3": 8}
-    # The private node gpu1 is checked in its tenant's own cluster (kubeconfig exported by the tenants stage).
-    assert {r["node"]: (r["cluster"], r["allocatable"]) for r in rows["nodes"]} == {
-        "gpu1": ("tenant acme", 8), "gpu2": ("host", 8), "gpu3": ("host", 8)}
-    check = lab.playbook("playbooks/validate.yml", check=True)
-    assert check.rc == 0, check.failures()

@@ -6,26 +6,24 @@ gpu3 is a shared GPU node no other lab test joins; the test leaves it as it foun
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 
 import pytest
 
-from tests.integration.lab import KUBECONFIG, Lab
+from tests.integration.lab import KUBECONFIG, Lab, config, kubectl, on
 
 NODE = "gpu3"
 VARS = {"lab_kubeconfig": str(KUBECONFIG), "lab_join_hosts": NODE}
-SSH = ["ssh", "-i", "/var/lib/gpucloud-lab/ssh/id_ed25519", "-o", "StrictHostKeyChecking=no",
-       "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "-o", "BatchMode=yes", "root@198.51.100.23"]
+# An address of the control-plane host where nothing listens: a wrong endpoint.
+WRONG_ENDPOINT = f"{config.CONTROL_PLANE.ip}:6999"
 
 
 def _kubectl(*args: str) -> str:
-    return subprocess.run(["kubectl", f"--kubeconfig={KUBECONFIG}", *args], check=True, capture_output=True,
-                          text=True).stdout
+    return kubectl(*args).stdout
 
 
 def _on_node(command: str) -> str:
-    return subprocess.run([*SSH, command], check=True, capture_output=True, text=True).stdout
+    return on(NODE, command).stdout
 
 
 def _reset() -> None:
@@ -92,11 +90,11 @@ def test_join_with_the_tls_bootstrap_identity_then_nothing_to_do(fresh_node: Lab
 
 
 def test_a_wrong_endpoint_fails_naming_the_step_and_the_node_joins_afterwards(fresh_node: Lab) -> None:
-    wrong = fresh_node.playbook("node_join.yml", {**VARS, "node_join_endpoint": "198.51.100.11:6999",
+    wrong = fresh_node.playbook("node_join.yml", {**VARS, "node_join_endpoint": WRONG_ENDPOINT,
                                                   "node_join_endpoint_timeout": 3})
     assert wrong.rc != 0
     messages = " ".join(wrong.failures())
-    assert "node_join step endpoint failed for gpu3" in messages and "198.51.100.11:6999" in messages
+    assert "node_join step endpoint failed for gpu3" in messages and WRONG_ENDPOINT in messages
     assert not _tokens(), "the token outlived the failed join"
     retry = fresh_node.playbook("node_join.yml", VARS)
     assert retry.rc == 0, retry.failures()

@@ -16,20 +16,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.integration.lab import Lab
+from tests.integration.lab import LAB_INVENTORY, Lab, config, hostvars, kubectl, on
 
 PLAYBOOK = "playbooks/private_nodes.yml"
-LAB_INVENTORY = Path(__file__).resolve().parents[2] / "inventories" / "lab"
-ADDRESSES = {"cp": "198.51.100.11", "gpu1": "198.51.100.21", "gpu2": "198.51.100.22", "gpu3": "198.51.100.23"}
-ACME_HUB, ZETA_HUB = "10.201.0.1", "10.202.0.1"
-ACME_GPU1, ZETA_GPU3 = "10.201.0.21", "10.202.0.23"
+# acme is the lab fleet's private tenant (gpu1): its hub and node addresses as the inventory derives them.
+ACME = next(t for t in hostvars()["localhost"]["gpucloud_tenants"] if t["name"] == "acme")
+ACME_HUB, ACME_GPU1 = ACME["wireguard"]["hub_ip"], hostvars()["gpu1"]["gpucloud_node"]["wireguard_ip"]
+# zeta is this file's own second private tenant (gpu3), in a copy of the lab inventory (two_tenants).
+ZETA_SUBNET = "10.202.0.0/24"
+ZETA_HUB, ZETA_GPU3 = "10.202.0.1", "10.202.0.23"
 TOKEN = re.compile(rb"\b[a-z0-9]{6}\.[a-z0-9]{16}\b")  # a bootstrap token (id.secret)
-
-
-def on(host: str, command: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    ssh = ["ssh", "-i", "/var/lib/gpucloud-lab/ssh/id_ed25519", "-o", "StrictHostKeyChecking=no",
-           "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", f"root@{ADDRESSES[host]}"]
-    return subprocess.run([*ssh, command], capture_output=True, text=True, check=check, timeout=60)
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +38,7 @@ def two_tenants(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "name": "zeta", "isolation": "private", "vlan": 103, "vni": 10103,
         "vrf": {"name": "zeta", "l3vni": 50103}, "subnet": "10.103.0.0/24",
         "gpu": {"quota": 8, "limit": 8, "over_quota_weight": 1},
-        "wireguard": {"subnet": "10.202.0.0/24", "port": 51821},
+        "wireguard": {"subnet": ZETA_SUBNET, "port": 51821},
     })
     for node in fleet["nodes"]:
         if node["name"] == "gpu3":
@@ -151,8 +147,7 @@ def test_decommission_leaves_no_interface_peer_or_file(lab: Lab, tunnels: Path) 
 
 
 def _tenant_kubectl(kubeconfig: Path, *args: str) -> str:
-    return subprocess.run(["kubectl", f"--kubeconfig={kubeconfig}", *args], capture_output=True, text=True,
-                          check=True, timeout=60).stdout
+    return kubectl(*args, kubeconfig=kubeconfig).stdout
 
 
 def test_private_node_joins_its_tenant_through_the_tunnel_and_offboarding_takes_it_out(
@@ -184,14 +179,14 @@ def test_private_node_joins_its_tenant_through_the_tunnel_and_offboarding_takes_
                 assert not TOKEN.search(data), f"a bootstrap token in {path}"
                 assert not any(k in data for k in keys), f"a WireGuard private key in {path}"
         # The tenant's API server answers on its endpoint through the tunnel, and only there.
-        version = on("gpu1", "curl -sS --cacert /etc/kubernetes/pki/ca.crt https://10.201.0.1:443/version").stdout
+        version = on("gpu1", f"curl -sS --cacert /etc/kubernetes/pki/ca.crt https://{ACME_HUB}:443/version").stdout
         assert json.loads(version)["gitVersion"].startswith("v1.")
-        assert on("gpu2", "curl -sS -m 3 -k https://10.201.0.1:443/version", check=False).returncode != 0
+        assert on("gpu2", f"curl -sS -m 3 -k https://{ACME_HUB}:443/version", check=False).returncode != 0
         node = json.loads(_tenant_kubectl(acme, "get", "node", "gpu1", "-o", "json"))
         ready = {c["type"]: c["status"] for c in node["status"]["conditions"]}
         assert ready["Ready"] == "True" and node["metadata"]["labels"]["gpucloud.baremetal/tenant"] == "acme"
         # The node talks to its tenant's API server through the tunnel, with the identity of its TLS bootstrap.
-        assert "server: https://10.201.0.1:443" in on("gpu1", "cat /etc/kubernetes/kubelet.conf").stdout
+        assert f"server: https://{ACME_HUB}:443" in on("gpu1", "cat /etc/kubernetes/kubelet.conf").stdout
         subject = on("gpu1", "openssl x509 -noout -subject -in /var/lib/kubelet/pki/kubelet-client-current.pem").stdout
         assert "CN = system:node:gpu1" in subject and "O = system:nodes" in subject
         csrs = json.loads(_tenant_kubectl(acme, "get", "csr", "-o", "json"))["items"]
@@ -217,7 +212,7 @@ def test_private_node_joins_its_tenant_through_the_tunnel_and_offboarding_takes_
             lab.playbook("playbooks/tenant_offboard.yml", {**extra, "tenant": name, "confirm": name}, limit="localhost")
 
 
-ENDPOINT_LOG = Path("/var/lib/gpucloud-lab/log/vc-endpoint-tenant-acme-acme.log")
+ENDPOINT_LOG = config.LOG_DIR / "vc-endpoint-tenant-acme-acme.log"
 
 
 def test_join_script_variant_fetches_the_script_with_a_live_token_only(lab: Lab, tmp_path: Path) -> None:

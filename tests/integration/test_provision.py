@@ -5,6 +5,7 @@ network-booting the Debian installer from our server up to its preseed fetch."""
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import itertools
 import json
 import os
@@ -20,17 +21,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.lab import Lab
+from tests.integration.conftest import BootChain
+from tests.integration.lab import Lab, config, on
 
-PXE_ROOT = Path("/var/lib/gpucloud-lab/hosts/pxe/root")
+PXE = config.PXE_SERVER
+GPU4 = config.BOOT_TARGET  # the boot target; powered off while a test client borrows its MAC
+GPU1 = config.host("gpu1")
+PXE_ROOT = config.STATE_DIR / "hosts" / PXE.name / "root"
 DNSMASQ_CONF = "/etc/dnsmasq.d/gpucloud-pxe.conf"
 ACCESS_LOG = "/var/log/nginx/gpucloud-pxe.access.log"
-HTTP = "http://198.51.100.10:8080"
-GPU4_MAC = "52:54:00:c6:33:63"  # the boot target; powered off while a test client borrows its MAC
+HTTP = config.PXE_HTTP_URL
+GPU4_MAC = GPU4.mac
 UNKNOWN_MAC = "52:54:00:99:99:01"
-TIMINGS = Path("/var/lib/gpucloud-lab/log/provision-timings.json")
-SSH = ["ssh", "-i", "/var/lib/gpucloud-lab/ssh/id_ed25519", "-o", "StrictHostKeyChecking=no",
-       "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "root@198.51.100.10"]
+TIMINGS = config.LOG_DIR / "provision-timings.json"
+FLEET_RANGE = tuple(str(a) for a in config.fleet()["site"]["management"]["dhcp_range"])
+# The site's own DHCP server of the proxy test: addresses of the lab subnet that the lab fleet does not use.
+SITE_IP = str(config.SUBNET[250])
+SITE_RANGE = (str(config.SUBNET[230]), str(config.SUBNET[239]))
 UDHCPC_SCRIPT = """#!/bin/sh
 [ "$1" = bound ] && env | grep -E '^(ip|boot_file|siaddr|hostname|dns|router)=' > "$UDHCPC_OUT"
 exit 0
@@ -38,7 +45,12 @@ exit 0
 
 
 def pxe(command: str) -> str:
-    return subprocess.run([*SSH, command], capture_output=True, text=True, check=True).stdout
+    return on(PXE.name, command).stdout
+
+
+def _in_range(address: str, bounds: tuple[str, ...]) -> bool:
+    first, last = (ipaddress.ip_address(b) for b in bounds)
+    return first <= ipaddress.ip_address(address) <= last
 
 
 def sha(path: Path) -> str:
@@ -66,9 +78,9 @@ def client(tmp_path: Path) -> Iterator:
     script.write_text(UDHCPC_SCRIPT)
     script.chmod(0o755)
     try:
-        subprocess.run(["ip", "link", "add", port, "netns", "gcl-lab", "type", "veth", "peer", "name", "eth0",
+        subprocess.run(["ip", "link", "add", port, "netns", config.LAB_NETNS, "type", "veth", "peer", "name", "eth0",
                         "netns", ns], check=True)
-        subprocess.run(["ip", "-n", "gcl-lab", "link", "set", port, "master", "gclbr0", "up"], check=True)
+        subprocess.run(["ip", "-n", config.LAB_NETNS, "link", "set", port, "master", config.BRIDGE, "up"], check=True)
 
         def dhcp(mac: str, ipxe: bool = False, arch: int | None = None, vendor: str | None = None) -> dict[str, str]:
             subprocess.run(["ip", "-n", ns, "addr", "flush", "dev", "eth0"], check=True)
@@ -85,12 +97,13 @@ def client(tmp_path: Path) -> Iterator:
                                  check=False, timeout=60)
             assert run.returncode == 0, run.stderr
             lease = dict(line.split("=", 1) for line in out.read_text().splitlines())
-            subprocess.run(["ip", "-n", ns, "addr", "add", f"{lease['ip']}/24", "dev", "eth0"], check=True)
+            subprocess.run(["ip", "-n", ns, "addr", "add", f"{lease['ip']}/{config.PREFIX_LEN}", "dev", "eth0"],
+                           check=True)
             return lease
 
         def tftp(name: str, dest: Path) -> None:
             subprocess.run(["ip", "netns", "exec", ns, "busybox", "tftp", "-g", "-r", name, "-l", str(dest),
-                            "198.51.100.10"], check=True, timeout=60)
+                            PXE.ip], check=True, timeout=60)
 
         yield dhcp, tftp
     finally:
@@ -99,11 +112,11 @@ def client(tmp_path: Path) -> Iterator:
 
 def _remove_client(ns: str, port: str) -> None:
     """Remove the client's veth pair and namespace, and wait until the lab's end is gone."""
-    subprocess.run(["ip", "-n", "gcl-lab", "link", "del", port], check=False, capture_output=True)
+    subprocess.run(["ip", "-n", config.LAB_NETNS, "link", "del", port], check=False, capture_output=True)
     subprocess.run(["ip", "netns", "del", ns], check=False, capture_output=True)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        gone = subprocess.run(["ip", "-n", "gcl-lab", "link", "show", port], check=False, capture_output=True)
+        gone = subprocess.run(["ip", "-n", config.LAB_NETNS, "link", "show", port], check=False, capture_output=True)
         if gone.returncode != 0:
             return
         time.sleep(0.2)
@@ -128,8 +141,8 @@ def test_dhcp_client_gets_reservation_boot_file_and_ipxe_script(served: Lab, cli
     off = power(served, "off")
     assert off.rc == 0, off.failures()
     firmware = dhcp(GPU4_MAC)
-    assert (firmware["ip"], firmware["hostname"], firmware["boot_file"]) == ("198.51.100.24", "gpu4", "undionly.kpxe")
-    assert firmware["siaddr"] == "198.51.100.10" and firmware["dns"].split() == ["198.51.100.254"]
+    assert (firmware["ip"], firmware["hostname"], firmware["boot_file"]) == (GPU4.ip, GPU4.name, "undionly.kpxe")
+    assert firmware["siaddr"] == PXE.ip and firmware["dns"].split() == [config.GATEWAY_IP]
     fetched = Path(f"/tmp/gpucloud-tftp-{os.getpid()}")
     try:
         tftp("undionly.kpxe", fetched)
@@ -143,7 +156,7 @@ def test_dhcp_client_gets_reservation_boot_file_and_ipxe_script(served: Lab, cli
     assert script.startswith("#!ipxe") and f"url={HTTP}/hosts/gpu4/preseed.cfg" in script
     unknown = dhcp(UNKNOWN_MAC, ipxe=True)
     assert "boot_file" not in unknown, "a MAC in no fleet got a boot file"
-    assert 100 <= int(unknown["ip"].rsplit(".", 1)[1]) <= 199  # the dynamic range, nothing to boot
+    assert _in_range(unknown["ip"], FLEET_RANGE)  # the dynamic range, nothing to boot
 
 
 def test_uefi_client_gets_the_uefi_ipxe_binary_over_tftp(served: Lab, client) -> None:
@@ -153,7 +166,7 @@ def test_uefi_client_gets_the_uefi_ipxe_binary_over_tftp(served: Lab, client) ->
     off = power(served, "off")
     assert off.rc == 0, off.failures()
     uefi = dhcp(GPU4_MAC, arch=7)
-    assert (uefi["ip"], uefi["boot_file"], uefi["siaddr"]) == ("198.51.100.24", "ipxe.efi", "198.51.100.10")
+    assert (uefi["ip"], uefi["boot_file"], uefi["siaddr"]) == (GPU4.ip, "ipxe.efi", PXE.ip)
     assert dhcp(GPU4_MAC, arch=0)["boot_file"] == "undionly.kpxe"  # BIOS (arch 0) for comparison
     fetched = Path(f"/tmp/gpucloud-tftp-efi-{os.getpid()}")
     try:
@@ -194,35 +207,32 @@ def test_bmc_failures_are_named_and_never_print_the_password(served: Lab) -> Non
     wrong = "not-the-bmc-password-42"
     denied = power(served, "read", lab_bmc={"password": wrong})
     assert denied.rc != 0
-    assert any("gpu4: BMC https://198.51.100.1:8004: authentication failed (HTTP 401)" in f
+    assert any(f"gpu4: BMC https://{config.bmc_address(GPU4)}: authentication failed (HTTP 401)" in f
                for f in denied.failures()), denied.failures()
     assert wrong not in json.dumps(denied.events)
-    server = ThreadingHTTPServer(("198.51.100.1", 0), _Busy)
+    server = ThreadingHTTPServer((config.CONTROLLER_IP, 0), _Busy)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        url = f"http://198.51.100.1:{server.server_address[1]}"
+        url = f"http://{config.CONTROLLER_IP}:{server.server_address[1]}"
         busy = power(served, "read", lab_bmc={"url": url}, lab_retries=2)
     finally:
         server.shutdown()
     assert busy.rc != 0 and _Busy.hits == 3
     assert any(f"gpu4: BMC {url}: GET /redfish/v1/Systems failed 3 times, last with HTTP 503" in f
                for f in busy.failures()), busy.failures()
-    assert "gpucloud-lab" not in json.dumps(busy.events)  # the lab BMC password
+    bmc_password = next(n for n in config.fleet()["nodes"] if n["name"] == GPU4.name)["bmc"]["password"]
+    assert bmc_password not in json.dumps(busy.events)
 
 
-KNOWN_HOSTS = Path("/var/lib/gpucloud-lab/provision/known_hosts")  # os_install_known_hosts in the lab
+KNOWN_HOSTS = config.STATE_DIR / "provision" / "known_hosts"  # os_install_known_hosts in the lab
 RECORDS = "/var/lib/gpucloud/phone-home"
 REGISTRATION = "Fail when the node answers with another host key than the one it posted"
 
 
-def on(host: str, command: str) -> subprocess.CompletedProcess:
-    address = {"gpu1": "198.51.100.21"}[host]
-    return subprocess.run([*SSH[:-1], f"root@{address}", command], capture_output=True, text=True, check=False)
-
-
 def phone_home(host: str, name: str, fields: str) -> str:
     """POST from host to the boot server as cloud-init's phone_home does (form fields); the HTTP status."""
-    run = on(host, f"curl -sS -o /dev/null -w '%{{http_code}}' -X POST {fields} {HTTP}/phone-home/{name}")
+    run = on(host, f"curl -sS -o /dev/null -w '%{{http_code}}' -X POST {fields} {HTTP}/phone-home/{name}",
+             check=False)
     assert run.returncode == 0, run.stderr
     return run.stdout
 
@@ -230,7 +240,7 @@ def phone_home(host: str, name: str, fields: str) -> str:
 CLOUD_INIT_FIELDS = " ".join(
     [f"--data-urlencode pub_key_{t}@/etc/ssh/ssh_host_{t}_key.pub" for t in ("rsa", "ecdsa", "ed25519")]
     + ["--data-urlencode instance_id=gpu1-lab", "--data-urlencode hostname=gpu1",
-       "--data-urlencode fqdn=gpu1.lab.gpucloud.example"])
+       f"--data-urlencode fqdn=gpu1.{config.DOMAIN}"])
 
 
 def test_registration_checks_the_host_key_the_node_posted_on_phone_home(served: Lab, tmp_path: Path) -> None:
@@ -252,8 +262,7 @@ def test_registration_checks_the_host_key_the_node_posted_on_phone_home(served: 
                         on("gpu1", "cat /etc/ssh/ssh_host_*_key.pub").stdout.splitlines())
         record = json.loads(pxe(f"cat {RECORDS}/gpu1.json"))
         assert record["host_keys"] == posted and len(posted) == 3
-        assert (record["source"], record["instance_id"], record["fqdn"]) == (
-            "198.51.100.21", "gpu1-lab", "gpu1.lab.gpucloud.example")
+        assert (record["source"], record["instance_id"], record["fqdn"]) == (GPU1.ip, "gpu1-lab", f"gpu1.{config.DOMAIN}")
 
         run = served.playbook("playbooks/provision.yml", limit="pxe,gpu1,gpu2")
         assert run.rc == 0, run.failures()
@@ -261,13 +270,13 @@ def test_registration_checks_the_host_key_the_node_posted_on_phone_home(served: 
         assert any(e["event"] == "runner_on_skipped" and e["event_data"].get("task") == REGISTRATION
                    and e["event_data"].get("host") == "gpu2" for e in run.events), "gpu2 posted nothing: no key check"
         lines = [line for line in KNOWN_HOSTS.read_text().splitlines() if not line.startswith("#")]
-        assert lines == [f"gpu1,198.51.100.21 {key}" for key in posted]
+        assert lines == [f"gpu1,{GPU1.ip} {key}" for key in posted]
         assert oct(KNOWN_HOSTS.stat().st_mode & 0o777) == "0o644"
         assert oct(KNOWN_HOSTS.parent.stat().st_mode & 0o777) == "0o700"
         # The file really pins gpu1: plain ssh with strict checking against it connects.
-        strict = subprocess.run(["ssh", "-i", "/var/lib/gpucloud-lab/ssh/id_ed25519", "-o", "BatchMode=yes",
+        strict = subprocess.run(["ssh", "-i", str(config.SSH_KEY), "-o", "BatchMode=yes",
                                  "-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={KNOWN_HOSTS}",
-                                 "root@198.51.100.21", "hostname"], capture_output=True, text=True, check=False)
+                                 f"root@{GPU1.ip}", "hostname"], capture_output=True, text=True, check=False)
         assert strict.stdout.strip() == "gpu1", strict.stderr
 
         again = served.playbook("playbooks/provision.yml", limit="pxe,gpu1,gpu2")
@@ -283,7 +292,7 @@ def test_registration_checks_the_host_key_the_node_posted_on_phone_home(served: 
         assert wrong.rc != 0 and wrong.failed_tasks() == [REGISTRATION], wrong.failures()
         message = wrong.results(REGISTRATION)["gpu1"]["msg"]
         assert message.startswith("gpu1: its SSH host key is not one it posted on phone-home"), message
-        assert f"gpu1,198.51.100.21 {' '.join(other.split()[:2])}" in KNOWN_HOSTS.read_text()
+        assert f"gpu1,{GPU1.ip} {' '.join(other.split()[:2])}" in KNOWN_HOSTS.read_text()
     finally:
         pxe(f"rm -f {RECORDS}/gpu1.json")
     # No record: today's behaviour (SSH answers), and gpu1's lines leave the file.
@@ -295,7 +304,7 @@ def test_registration_checks_the_host_key_the_node_posted_on_phone_home(served: 
 def _access(since: float) -> list[tuple[float, str]]:
     out = []
     for line in pxe(f"cat {ACCESS_LOG}").splitlines():
-        m = re.match(r"^198\.51\.100\.24 .*\[([^\]]+)\] \"GET (\S+)", line)
+        m = re.match(rf"^{re.escape(GPU4.ip)} .*\[([^\]]+)\] \"GET (\S+)", line)
         if m:
             stamp = datetime.strptime(m.group(1), "%d/%b/%Y:%H:%M:%S %z").timestamp()
             if stamp >= since - 1:
@@ -308,7 +317,7 @@ def _dhcp_acks(since: float) -> list[tuple[float, str]]:
     acks, pending = [], {}
     for line in log.splitlines():
         stamp, _sep, text = line.partition(" ")
-        m = re.search(r" (\d+) DHCPACK\(eth0\) 198\.51\.100\.24 " + GPU4_MAC, text)
+        m = re.search(rf" (\d+) DHCPACK\(eth0\) {re.escape(GPU4.ip)} " + GPU4_MAC, text)
         if m:
             pending[m.group(1)] = float(stamp)
         m = re.search(r" (\d+) (?:bootfile name: |sent size: +\d+ option: 67 bootfile-name +)(\S+)", text)
@@ -325,19 +334,16 @@ def _event_time(run, task: str, host: str) -> float:
     raise AssertionError(f"no result of {task!r} on {host}")
 
 
-def test_boot_target_installs_from_our_server_up_to_the_preseed(lab: Lab) -> None:
+@pytest.mark.boot_chain
+def test_boot_target_installs_from_our_server_up_to_the_preseed(lab: Lab, boot_chain: BootChain) -> None:
     """provision.yml drives gpu4 as a real server: one-time PXE boot + power cycle over Redfish, DHCP
     from our dnsmasq, our iPXE script, kernel and initrd over HTTP, the Debian installer fetching its
     preseed. The lab has no package mirror, so the install stops there. The nspawn hosts, which
-    answer SSH, are left alone."""
-    off = power(lab, "off")
-    assert off.rc == 0, off.failures()
-    started = time.time()
-    run = lab.playbook("playbooks/provision.yml", {"reinstall": "gpu4"})
+    answer SSH, are left alone. The chain was started when the lab came up (conftest) and booted
+    while the converged-state tests ran; this collects it."""
+    run, started = boot_chain.run, boot_chain.started
     assert run.rc == 0, run.failures()
     assert "Boot once from the network and power-cycle the node" in run.changed_tasks("gpu4")
-    for node in ("gpu1", "gpu2", "gpu3"):
-        assert run.changed_tasks(node) == [], f"{node} answers SSH and must be left alone"
     deadline = time.monotonic() + 900
     while not any(path.endswith("/preseed.cfg") for _stamp, path in _access(started)):
         assert time.monotonic() < deadline, "the installer never fetched its preseed"
@@ -361,7 +367,7 @@ def test_boot_target_installs_from_our_server_up_to_the_preseed(lab: Lab) -> Non
     order = ["power_cycled", "dhcp_ipxe", "ipxe_script", "kernel", "initrd", "dhcp_installer", "preseed"]
     steps = [timings[k] for k in order]
     assert all(b >= a - 1.0 for a, b in itertools.pairwise(steps)), timings  # nginx logs whole seconds
-    serial = Path("/var/lib/gpucloud-lab/log/boot-target.serial.log").read_text(errors="replace")
+    serial = (config.LOG_DIR / "boot-target.serial.log").read_text(errors="replace")
     assert f"url={HTTP}/hosts/gpu4/preseed.cfg" in serial  # the installer kernel booted with our command line
 
     again = lab.playbook("playbooks/provision.yml", limit="pxe,gpu4")
@@ -376,7 +382,7 @@ def test_boot_target_installs_from_our_server_up_to_the_preseed(lab: Lab) -> Non
     assert "gpu4" not in (PXE_ROOT / DNSMASQ_CONF.lstrip("/")).read_text()
     assert not (PXE_ROOT / "srv/gpucloud/http/hosts/gpu4.ipxe").exists()
     assert not (PXE_ROOT / "srv/gpucloud/http/hosts/gpu4").exists()
-    state = subprocess.run(["/usr/bin/python3", "-m", "gpucloud_lab.boottarget", "state"], capture_output=True,
+    state = subprocess.run(["/usr/bin/python3", "-m", "gpucloud_lab.infra.boottarget", "state"], capture_output=True,
                            text=True, check=True, env={**os.environ, "PYTHONPATH": str(lab.repo / "lab")})
     assert state.stdout.strip() == "off"
     back = lab.playbook("playbooks/provision.yml", limit="pxe")  # the fleet still has gpu4: serve it again
@@ -384,7 +390,7 @@ def test_boot_target_installs_from_our_server_up_to_the_preseed(lab: Lab) -> Non
 
 
 PROBE = Path(__file__).with_name("dhcp_probe.py")
-SITE_NS, SITE_PORT, SITE_IP = "gcl-sitedhcp", "gclsited0", "198.51.100.250"
+SITE_NS, SITE_PORT = "gcl-sitedhcp", "gclsited0"
 
 
 def probe(mac: str, *options: str, boot_server: str = "", ciaddr: str = "") -> list[dict]:
@@ -411,41 +417,43 @@ def test_proxy_dhcp_answers_pxe_only_and_the_sites_server_gives_the_address(
     site = None
     try:
         subprocess.run(["ip", "netns", "add", SITE_NS], check=True)
-        subprocess.run(["ip", "link", "add", SITE_PORT, "netns", "gcl-lab", "type", "veth", "peer", "name", "eth0",
-                        "netns", SITE_NS], check=True)
-        subprocess.run(["ip", "-n", "gcl-lab", "link", "set", SITE_PORT, "master", "gclbr0", "up"], check=True)
-        subprocess.run(["ip", "-n", SITE_NS, "addr", "add", f"{SITE_IP}/24", "dev", "eth0"], check=True)
+        subprocess.run(["ip", "link", "add", SITE_PORT, "netns", config.LAB_NETNS, "type", "veth", "peer", "name",
+                        "eth0", "netns", SITE_NS], check=True)
+        subprocess.run(["ip", "-n", config.LAB_NETNS, "link", "set", SITE_PORT, "master", config.BRIDGE, "up"],
+                       check=True)
+        subprocess.run(["ip", "-n", SITE_NS, "addr", "add", f"{SITE_IP}/{config.PREFIX_LEN}", "dev", "eth0"], check=True)
         subprocess.run(["ip", "-n", SITE_NS, "link", "set", "eth0", "up"], check=True)
         # --no-ping: the site server's ping check of a new address delays its offer by ~3 s (seen in CI), past
         # the probe's wait; that check is the site's business, not what is tested here.
         site = subprocess.Popen(["ip", "netns", "exec", SITE_NS, "dnsmasq", "--keep-in-foreground", "--port=0",
                                  "--interface=eth0", "--bind-interfaces", "--log-dhcp", "--no-ping",
-                                 "--dhcp-range=198.51.100.230,198.51.100.239,255.255.255.0,1h",
+                                 f"--dhcp-range={SITE_RANGE[0]},{SITE_RANGE[1]},{config.SUBNET.netmask},1h",
                                  f"--dhcp-leasefile={tmp_path / 'site.leases'}", f"--pid-file={tmp_path / 'site.pid'}",
                                  f"--log-facility={tmp_path / 'site.log'}"])
         proxy = served.playbook("playbooks/provision.yml", {"pxe_server_dhcp_mode": "proxy"}, limit="pxe")
         assert proxy.rc == 0, proxy.failures()
         conf = (PXE_ROOT / DNSMASQ_CONF.lstrip("/")).read_text()
-        assert "dhcp-range=198.51.100.0,proxy,255.255.255.0" in conf and "198.51.100.24" not in conf
+        assert f"dhcp-range={config.SUBNET.network_address},proxy,{config.SUBNET.netmask}" in conf
+        assert GPU4.ip not in conf
 
         lease = dhcp(GPU4_MAC, vendor="PXEClient")  # udhcpc: the address is the site's, not our reservation
-        assert 230 <= int(lease["ip"].rsplit(".", 1)[1]) <= 239, lease
+        assert _in_range(lease["ip"], SITE_RANGE), lease
         firmware = probe(GPU4_MAC, "60=PXEClient:Arch:00000:UNDI:002001", "93=0000")
-        ours = [o for o in firmware if o["server_id"] == "198.51.100.10"]
+        ours = [o for o in firmware if o["server_id"] == PXE.ip]
         theirs = [o for o in firmware if o["server_id"] == SITE_IP]
         assert len(ours) == 1 and len(theirs) == 1, firmware
         assert (ours[0]["yiaddr"], ours[0]["vendor"], ours[0]["file"], ours[0]["siaddr"]) == (
-            "0.0.0.0", "PXEClient", "undionly.kpxe", "198.51.100.10"), ours
-        assert theirs[0]["yiaddr"].startswith("198.51.100.23") and not theirs[0]["file"], theirs
+            "0.0.0.0", "PXEClient", "undionly.kpxe", PXE.ip), ours
+        assert _in_range(theirs[0]["yiaddr"], SITE_RANGE) and not theirs[0]["file"], theirs
         # UEFI firmware: dnsmasq's proxy offer names no file; the firmware asks the boot server on port 4011
         # (PXE 2.1 boot server discovery) and the ACK names ipxe.efi. A MAC in no fleet gets no ACK.
         uefi = "60=PXEClient:Arch:00007:UNDI:003016", "93=0007"
-        offer = [o for o in probe(GPU4_MAC, *uefi) if o["server_id"] == "198.51.100.10"]
+        offer = [o for o in probe(GPU4_MAC, *uefi) if o["server_id"] == PXE.ip]
         assert [(o["yiaddr"], o["file"]) for o in offer] == [("0.0.0.0", "")], offer
-        acks = probe(GPU4_MAC, *uefi, boot_server="198.51.100.10", ciaddr=lease["ip"])
-        assert [(o["type"], o["file"], o["siaddr"]) for o in acks] == [(5, "ipxe.efi", "198.51.100.10")], acks
-        assert probe(UNKNOWN_MAC, *uefi, boot_server="198.51.100.10", ciaddr=lease["ip"]) == []
-        ipxe = [o for o in probe(GPU4_MAC, "60=PXEClient", "93=0000", "175=0101") if o["server_id"] == "198.51.100.10"]
+        acks = probe(GPU4_MAC, *uefi, boot_server=PXE.ip, ciaddr=lease["ip"])
+        assert [(o["type"], o["file"], o["siaddr"]) for o in acks] == [(5, "ipxe.efi", PXE.ip)], acks
+        assert probe(UNKNOWN_MAC, *uefi, boot_server=PXE.ip, ciaddr=lease["ip"]) == []
+        ipxe = [o for o in probe(GPU4_MAC, "60=PXEClient", "93=0000", "175=0101") if o["server_id"] == PXE.ip]
         assert [(o["yiaddr"], o["file"]) for o in ipxe] == [("0.0.0.0", f"{HTTP}/hosts/gpu4.ipxe")], ipxe
         unknown = probe(UNKNOWN_MAC, "60=PXEClient", "93=0000")
         assert [o["server_id"] for o in unknown] == [SITE_IP], "a MAC in no fleet got a proxy answer: %s" % unknown
@@ -459,4 +467,4 @@ def test_proxy_dhcp_answers_pxe_only_and_the_sites_server_gives_the_address(
         back = served.playbook("playbooks/provision.yml", limit="pxe")
     assert back.rc == 0, back.failures()
     conf = (PXE_ROOT / DNSMASQ_CONF.lstrip("/")).read_text()
-    assert "dhcp-range=198.51.100.100,198.51.100.199" in conf and "pxe-service" not in conf
+    assert f"dhcp-range={FLEET_RANGE[0]},{FLEET_RANGE[1]}" in conf and "pxe-service" not in conf

@@ -4,16 +4,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.integration.lab import KUBECONFIG, Lab
+from tests.integration.lab import KUBECONFIG, Lab, config, kubectl, wait
 
 TREE = "gpucloud-itest"
-CONTROL_PLANES = Path("/var/lib/gpucloud-lab/controller/tenant-control-planes.json")
+CONTROL_PLANES = config.STATE_DIR / "controller" / "tenant-control-planes.json"
 BETA_OBJECTS = ["limitrange/tenant-limits", "networkpolicy.networking.k8s.io/tenant-isolation",
                 "resourcequota/tenant-quota", "role.rbac.authorization.k8s.io/tenant-access",
                 "rolebinding.rbac.authorization.k8s.io/tenant-access", "serviceaccount/tenant-admin"]
@@ -22,11 +21,6 @@ LABELS = "app.kubernetes.io/managed-by=gpucloud.baremetal"
 
 def tenant(name: str, quota: int, limit: int = 16) -> dict:
     return {"name": name, "queue": f"itest-{name}", "gpu": {"quota": quota, "limit": limit, "over_quota_weight": 1}}
-
-
-def kubectl(*args: str, kubeconfig: Path | str = KUBECONFIG, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run(["kubectl", "--kubeconfig", str(kubeconfig), *args], capture_output=True, text=True,
-                          check=check, timeout=60)
 
 
 def queues(tree: str = TREE) -> dict[str, dict]:
@@ -43,13 +37,6 @@ def snapshot() -> dict[str, list[str]]:
             "ours": names("all,resourcequotas,limitranges,networkpolicies,serviceaccounts,roles,rolebindings,secrets",
                           "-A", "-l", LABELS),
             "statefulsets": names("statefulsets", "-A")}
-
-
-def wait(predicate, what: str, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(1)
 
 
 def test_queue_tree_applied_idempotent_pruned_and_refused(lab: Lab) -> None:
@@ -71,8 +58,7 @@ def test_queue_tree_applied_idempotent_pruned_and_refused(lab: Lab) -> None:
         # A hand-made queue under our parent is not ours: prune leaves it alone.
         hand = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": "itest-hand"},
                 "spec": {"parentQueue": TREE, "resources": {"gpu": {"quota": 0, "limit": -1, "overQuotaWeight": 1}}}}
-        subprocess.run(["kubectl", "--kubeconfig", str(KUBECONFIG), "create", "-f", "-"], input=json.dumps(hand),
-                       text=True, check=True, capture_output=True)
+        kubectl("create", "-f", "-", input=json.dumps(hand))
         before = queues()
         checked = lab.playbook("kai_queues.yml", {**kv, "itest_tenants": [tenant("a", 2)], "itest_prune": True},
                                check=True)

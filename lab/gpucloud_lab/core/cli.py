@@ -1,6 +1,6 @@
 # Copyright: (c) 2025, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""`gpucloud-lab up|down|status`."""
+"""`gpucloud-lab up|down|status|prepare|boot-target`."""
 from __future__ import annotations
 
 import argparse
@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 from gpucloud_lab.core import components, config
 from gpucloud_lab.core.util import say
-from gpucloud_lab.infra import boottarget, charts, host_cluster, hosts, net, node_packages, redfish
+from gpucloud_lab.infra import boottarget, charts, host_cluster, hosts, kube, net, node_packages, redfish, rootfs, tools
 from gpucloud_lab.sim import controller, nvue_switch_sim
 
 # The lab's components in start order; `down` stops them in reverse.
@@ -38,6 +38,19 @@ def cmd_up(_args: argparse.Namespace) -> int:
             component.up()
     say(f"lab is up ({time.monotonic() - start:.1f}s)")
     print(components.status_table(ALL), flush=True)
+    return 0
+
+
+def cmd_prepare(_args: argparse.Namespace) -> int:
+    """Build and cache what `up` needs (base root filesystem, Kubernetes binaries, helm/kubectl, the BMC
+    emulator), starting nothing: tools/test.sh runs it in the background while the lab-free tests run."""
+    start = time.monotonic()
+    with lab_lock():
+        rootfs.ensure_base()
+        kube.ensure_binaries()
+        tools.ensure_tools()
+        redfish.ensure_venv()
+    say(f"lab is prepared ({time.monotonic() - start:.1f}s): `up` builds nothing more")
     return 0
 
 
@@ -69,6 +82,7 @@ def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="gpucloud-lab", description=__doc__)
     sub = top.add_subparsers(dest="command", required=True)
     sub.add_parser("up", help="start the lab (builds and caches what is missing)").set_defaults(func=cmd_up)
+    sub.add_parser("prepare", help="build and cache what `up` needs, start nothing").set_defaults(func=cmd_prepare)
     sub.add_parser("down", help="stop the lab and remove everything it created").set_defaults(func=cmd_down)
     sub.add_parser("status", help="print each component, its state and address").set_defaults(func=cmd_status)
     boot = sub.add_parser("boot-target", help="power the QEMU network-boot target on or off")

@@ -1,0 +1,138 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The lab after the whole rollout, converged once per session (conftest's ``converged``: site.yml twice).
+
+These tests only read what site.yml left, so they share one converge and run first. Together they
+check what each role's own verification used to check after a converge of its own (Molecule
+scenarios that repeated the stage tests): the boot server answers, installed nodes were left
+alone, the leaves carry the tenants, the GPU hosts, the GPU Operator, the queue tree and the
+tenants' control planes are as the fleet says, and validate.yml agrees across every layer.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import ssl
+import subprocess
+import urllib.request
+from pathlib import Path
+
+import yaml
+
+from tests.integration.conftest import Converged
+from tests.integration.lab import Lab, config, hostvars, kubectl, on
+
+REPO = Path(__file__).resolve().parents[2]
+NVUE_VARS = yaml.safe_load((REPO / "inventories/lab/group_vars/switches_nvue.yml").read_text())
+PXE = config.PXE_SERVER.name
+GPU_NODES = [h.name for h in config.GPU_NODES]
+
+
+def _nvue_applied(switch: str) -> dict:
+    auth = base64.b64encode(f"{NVUE_VARS['switch_fabric_nvue_username']}:"
+                            f"{NVUE_VARS['switch_fabric_nvue_password']}".encode()).decode()
+    request = urllib.request.Request(f"{config.switch(switch).nvue_url}/nvue_v1/?rev=applied",
+                                     headers={"Authorization": f"Basic {auth}"})
+    context = ssl.create_default_context(cafile=NVUE_VARS["switch_fabric_nvue_ca_path"])
+    with urllib.request.urlopen(request, timeout=5, context=context) as response:
+        return dict(json.load(response))
+
+
+def _tenant_vlans(applied: dict) -> dict[str, set[str]]:
+    vlans = applied.get("bridge", {}).get("domain", {}).get("br_default", {}).get("vlan", {})
+    return {vlan: set(body.get("vni", {})) for vlan, body in vlans.items()}
+
+
+def _fleet_tenants() -> list[dict]:
+    """The tenants as the inventory derives them (queue, namespace...), from the lab fleet."""
+    return list(hostvars()["localhost"]["gpucloud_tenants"])
+
+
+def test_site_converges_the_lab_then_changes_nothing(converged: Converged, lab: Lab) -> None:
+    first, second = converged.first, converged.second
+    assert "Apply an NVUE revision" in first.changed_tasks("leaf1")
+    assert "Apply an NVUE revision" not in first.changed_tasks("leaf2")  # SONiC: rendered, not pushed
+    assert (config.STATE_DIR / "fabric" / "leaf2.sonic.json").exists()
+    assert not second.hosts_with("changed"), second.changed_tasks()
+    applied = _nvue_applied("leaf1")
+    tenants = _fleet_tenants()
+    assert _tenant_vlans(applied) == {str(t["vlan"]): {str(t["vni"])} for t in tenants}
+    for t in tenants:
+        vrf = t["vrf"]["name"]
+        assert str(t["vni"]) in applied["evpn"]["vni"]
+        assert applied["interface"][f"vlan{t['vlan']}"]["ip"]["vrf"] == vrf
+        assert applied["interface"][f"vlan{t['vlan']}"]["description"] == f"gpucloud:{t['name']}"
+        assert str(t["vrf"]["l3vni"]) in applied["vrf"][vrf]["evpn"]["vni"]
+    # What the simulation persisted (and `status` reports) is what its API answers.
+    assert json.loads((config.SWITCH_STATE_DIR / "leaf1.json").read_text())["applied"] == applied
+    status = subprocess.run([str(lab.repo / "lab" / "gpucloud-lab"), "status"], capture_output=True, text=True,
+                            check=False).stdout
+    leaf1 = config.switch("leaf1")
+    pattern = rf"switch leaf1 +running +{re.escape(leaf1.nvue_url)} +NVUE API SIMULATION, {len(tenants)} tenants"
+    assert re.search(pattern, status), status
+
+
+def test_the_boot_server_answers_and_installed_nodes_were_left_alone(converged: Converged) -> None:
+    conf = "/etc/dnsmasq.d/gpucloud-pxe.conf"
+    on(PXE, f"dnsmasq --test --conf-file={conf}")
+    http_port = config.fleet()["site"]["management"].get("http_port", 8080)
+    for name in [*GPU_NODES, config.BOOT_TARGET.name]:
+        url = f"http://{config.PXE_SERVER.ip}:{http_port}/hosts/{name}.ipxe"
+        with urllib.request.urlopen(url, timeout=10) as response:
+            assert response.read().decode().startswith("#!ipxe"), name
+    # Nodes that answer SSH are installed: no install mark was left for them, and no power action ran.
+    marks = on(PXE, "ls /var/lib/gpucloud/provision 2>/dev/null; true").stdout.split()
+    assert not [m for m in marks if m.split(".")[0] in GPU_NODES], marks
+    for node in GPU_NODES:
+        assert "Boot once from the network and power-cycle the node" not in converged.first.changed_tasks(node)
+
+
+def test_gpu_hosts_blacklist_nouveau_and_run_containerd_as_kubelet_expects(converged: Converged) -> None:
+    for node in GPU_NODES:
+        assert "blacklist nouveau" in on(node, "cat /etc/modprobe.d/gpucloud-blacklist-nouveau.conf").stdout
+        toml = on(node, "cat /etc/containerd/config.toml").stdout
+        assert "SystemdCgroup = true" in toml and "/etc/containerd/conf.d/*.toml" in toml, node
+        assert on(node, "systemctl is-active containerd").stdout.strip() == "active", node
+
+
+def test_gpu_operator_policy_is_ready_with_the_fleets_values(converged: Converged) -> None:
+    policy = json.loads(kubectl("get", "clusterpolicy", "cluster-policy", "-o", "json").stdout)
+    spec = policy["spec"]
+    assert policy["status"]["state"] == "ready"
+    assert spec["driver"]["enabled"] and spec["toolkit"]["enabled"] and spec["cdi"]["enabled"]
+    assert spec["mig"]["strategy"] == "single" and not spec["dcgmExporter"]["serviceMonitor"]["enabled"]
+
+
+def test_queue_tree_has_a_leaf_per_shared_tenant_with_its_quota(converged: Converged) -> None:
+    items = json.loads(kubectl("get", "queues.scheduling.run.ai", "-l", "gpucloud.baremetal/queue-tree=gpucloud",
+                               "-o", "json").stdout)["items"]
+    leaves = {q["metadata"]["name"]: q["spec"] for q in items if q["spec"].get("parentQueue")}
+    assert [q["metadata"]["name"] for q in items if not q["spec"].get("parentQueue")] == ["gpucloud"]
+    shared = [t for t in _fleet_tenants() if t["isolation"] == "shared"]
+    assert sorted(leaves) == sorted(t["queue"] for t in shared), leaves
+    assert {name: spec["resources"]["gpu"]["quota"] for name, spec in leaves.items()} == {
+        t["queue"]: t["gpu"]["quota"] for t in shared}
+
+
+def test_a_shared_tenants_kubeconfig_is_private_and_reaches_its_own_api(converged: Converged) -> None:
+    folder = Path(os.environ.get("HOME", "/root")) / ".kube" / "gpucloud" / config.fleet()["site"]["name"]
+    for tenant in [t for t in _fleet_tenants() if t["isolation"] == "shared"]:
+        path = folder / f"{tenant['name']}.kubeconfig"
+        assert path.stat().st_mode & 0o777 == 0o600, path
+        namespaces = kubectl("get", "namespaces", "-o", "name", kubeconfig=path).stdout.split()
+        assert "namespace/default" in namespaces and f"namespace/{tenant['namespace']}" not in namespaces, path
+
+
+def test_validate_is_green_across_every_layer(converged: Converged, lab: Lab) -> None:
+    validate = lab.playbook("playbooks/validate.yml")
+    assert validate.rc == 0, validate.failures()
+    rows = validate.results("Compare fleet, NVML, the clusters and the KAI quotas")["localhost"]
+    counts = {n["name"]: n["gpu"]["count"] for n in config.fleet()["nodes"] if n["name"] in GPU_NODES}
+    assert rows["ok"] and {r["node"]: r["nvml"] for r in rows["nodes"]} == counts
+    # A private node is checked in its tenant's own cluster (kubeconfig exported by the tenants stage).
+    tenant_of = {n["name"]: n.get("tenant") for n in config.fleet()["nodes"]}
+    assert {r["node"]: (r["cluster"], r["allocatable"]) for r in rows["nodes"]} == {
+        n: (f"tenant {tenant_of[n]}" if tenant_of[n] else "host", counts[n]) for n in GPU_NODES}
+    check = lab.playbook("playbooks/validate.yml", check=True)
+    assert check.rc == 0, check.failures()
