@@ -43,8 +43,6 @@ notes:
   - The file must be named C(fleet.yml), C(fleet.yaml) or end in C(.fleet.yml) / C(.fleet.yaml).
   - The fleet's own keys (C(site), C(fabric), C(nodes), C(tenants)) are documented in the
     collection's C(docs/fleet.md); C(inventories/example/fleet.yml) is a complete example.
-requirements:
-  - netaddr (Python library, on the controller)
 """
 
 EXAMPLES = r"""

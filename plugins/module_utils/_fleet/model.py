@@ -17,7 +17,7 @@ from . import nodes as nodes_section
 from . import rules
 from . import site as site_section
 from . import tenants as tenants_section
-from .checker import HAS_NETADDR, NETADDR_IMPORT_ERROR, Checker, plain, type_name
+from .checker import Checker, plain, type_name
 from .errors import FleetError
 from .schema import CONSTRUCTED_KEYS, PLUGIN_NAME, TOP_KEYS
 from .views.switch import derive_switch_tenants
@@ -27,13 +27,6 @@ from .views.wireguard import assign_wireguard
 
 def load_fleet(data: Any) -> dict:
     """Validate ``data`` (the parsed fleet file) and return the normalised model."""
-    if not HAS_NETADDR:
-        raise FleetError(
-            [
-                "the Python library netaddr is required on the controller: pip install netaddr (%s)"
-                % NETADDR_IMPORT_ERROR
-            ]
-        )
     c = Checker()
     if not isinstance(data, dict):
         c.add(

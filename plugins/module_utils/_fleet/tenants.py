@@ -72,7 +72,7 @@ def tenants(c: Checker, raw: Any) -> list[dict]:
             net = c.network(m["subnet"], path + ".subnet")
             if net is not None:
                 entry["_net"] = net
-                entry["subnet"] = str(net.cidr)
+                entry["subnet"] = net.cidr
                 entry["gateway"] = ip_str(net.first + 1)
                 entry["gateway_cidr"] = "%s/%d" % (entry["gateway"], net.prefixlen)
                 c.claim_subnet(net, path + ".subnet")
@@ -161,7 +161,7 @@ def wireguard(c: Checker, raw_tenant: dict, entry: dict, path: str) -> dict:
         net = c.network(w["subnet"], path + ".wireguard.subnet")
         if net is not None:
             out["_net"] = net
-            out["subnet"] = str(net.cidr)
+            out["subnet"] = net.cidr
             out["hub_ip"] = ip_str(net.first + 1)
             c.claim_subnet(net, path + ".wireguard.subnet")
     if "port" in w:

@@ -79,6 +79,14 @@ CASES = [
     ("pxe-in-dhcp", _set(["site", "management", "pxe_server"], "192.0.2.220"),
      "site.management.pxe_server: 192.0.2.220 is inside the DHCP range"),
     ("subnet-host-bits", _set(["site", "management", "subnet"], "192.0.2.1/24"), "has host bits set; did you mean 192.0.2.0/24?"),
+    # the standard library's strict parsing: no leading zeros, no loose prefix lengths
+    ("ip-leading-zero", _set(["nodes", 1, "ip"], "192.0.2.021"), "nodes[1].ip: '192.0.2.021' is not a valid IPv4 address"),
+    ("subnet-loose-prefix", _set(["tenants", 1, "subnet"], "10.102.0.0/+24"),
+     "tenants[1].subnet: '10.102.0.0/+24' is not a valid IPv4 subnet"),
+    ("subnet-not-cidr", _set(["tenants", 1, "subnet"], "10.102.0.0"),
+     "tenants[1].subnet: must be an IPv4 subnet in CIDR form (a.b.c.d/len), got '10.102.0.0'"),
+    ("subnet-too-small", _set(["tenants", 1, "subnet"], "10.102.0.0/31"),
+     "tenants[1].subnet: '10.102.0.0/31' is too small; the prefix length must be at most /30"),
     # switches
     ("duplicate-switch-name", _set(["fabric", "switches", 1, "name"], "leaf1"), "fabric.switches[1].name: switch name leaf1 is already used"),
     ("duplicate-loopback", _set(["fabric", "switches", 1, "loopback"], "203.0.113.11"),
@@ -207,6 +215,18 @@ def test_derived_tenant_names():
     assert acme["nodes"] == ["gpu01"]
     assert acme["wireguard"]["hub_ip"] == "10.201.0.1"
     assert acme["group"] == "tenant_acme"
+
+
+def test_subnet_in_netmask_form_is_read_as_cidr():
+    data = fleet()
+    data["site"]["management"]["subnet"] = "192.0.2.0/255.255.255.0"
+    data["tenants"][1]["subnet"] = "10.102.0.0/255.255.254.0"
+    model = load_fleet(data)
+    assert model["site"]["management"]["subnet"] == "192.0.2.0/24"
+    assert model["site"]["management"]["netmask"] == "255.255.255.0"
+    assert model["site"]["management"]["prefixlen"] == 24
+    beta = model["tenants"][1]
+    assert (beta["subnet"], beta["gateway_cidr"], beta["prefixlen"]) == ("10.102.0.0/23", "10.102.0.1/23", 23)
 
 
 def test_wireguard_ip_keeps_management_offset_and_explicit_wins():
