@@ -1,11 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Load a fleet: every section checked, the rules across sections, then the derived views.
+"""Load a fleet: every section checked, the rules across sections, then the derived values.
 
-``load_fleet(data)`` returns the normalised model (plain dicts and lists) or raises
+``load_model(data)`` returns the normalised model (plain dicts and lists) or raises
 ``FleetError`` listing every problem found, each prefixed with its path, e.g.
-``tenants[2].vlan: 4095 is outside 1..4094``.
+``tenants[2].vlan: 4095 is outside 1..4094``. The model imports no view: views read the
+model (``views/``), and the package (``load_fleet``) composes the two.
 """
 
 from __future__ import annotations
@@ -20,12 +21,10 @@ from . import tenants as tenants_section
 from .checker import Checker, plain, type_name
 from .errors import FleetError
 from .schema import CONSTRUCTED_KEYS, PLUGIN_NAME, TOP_KEYS
-from .views.switch import derive_switch_tenants
-from .views.tenant import derive_tenant
-from .views.wireguard import assign_wireguard
+from .wireguard import assign_wireguard
 
 
-def load_fleet(data: Any) -> dict:
+def load_model(data: Any) -> dict:
     """Validate ``data`` (the parsed fleet file) and return the normalised model."""
     c = Checker()
     if not isinstance(data, dict):
@@ -63,7 +62,7 @@ def load_fleet(data: Any) -> dict:
 def validate_fleet(data: Any) -> list[str]:
     """Every problem of ``data``; an empty list when it is valid."""
     try:
-        load_fleet(data)
+        load_model(data)
     except FleetError as exc:
         return exc.problems
     return []
@@ -86,7 +85,5 @@ def _finish(site: dict, fabric: dict, nodes: list[dict], tenants: list[dict]) ->
         if n.get("tenant"):
             by_tenant.setdefault(n["tenant"], []).append(n["name"])
     for t in tenants:
-        derive_tenant(t, by_tenant.get(t["name"], []))
-    model = _strip_private({"site": site, "fabric": fabric, "nodes": nodes, "tenants": tenants})
-    derive_switch_tenants(model)
-    return model
+        tenants_section.derive_tenant(t, by_tenant.get(t["name"], []))
+    return _strip_private({"site": site, "fabric": fabric, "nodes": nodes, "tenants": tenants})

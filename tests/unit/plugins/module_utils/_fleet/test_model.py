@@ -1,6 +1,9 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The fleet model: one test per validation rule, and the derived values roles rely on."""
 
+import ast
+from pathlib import Path
+
 import pytest
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import (
@@ -10,7 +13,8 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import (
     validate_fleet,
     wireguard_tenants,
 )
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.views.wireguard import interface_name
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import model as model_module
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.wireguard import interface_name
 from tests.support.fleet_data import fleet, node, tenant
 
 
@@ -390,3 +394,19 @@ def test_bmc_account_may_come_from_the_role_instead_of_the_fleet():
         n["bmc"] = {"address": n["bmc"]["address"]}
     model = load_fleet(data)
     assert all(set(n["bmc"]) == {"address", "url"} for n in model["nodes"])
+
+
+def test_the_model_imports_no_view():
+    """Views read the model; the model (every file of the package but views/ and the package's
+    __init__, which composes the two) never imports a view."""
+    package = Path(model_module.__file__).parent
+    offenders = []
+    for path in sorted(package.glob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        for stmt in ast.walk(ast.parse(path.read_text())):
+            if isinstance(stmt, ast.ImportFrom) and (stmt.module or "").split(".")[0] == "views":
+                offenders.append("%s: from .%s" % (path.name, stmt.module))
+            if isinstance(stmt, ast.ImportFrom) and stmt.module is None and any(a.name == "views" for a in stmt.names):
+                offenders.append("%s: from . import views" % path.name)
+    assert offenders == []
