@@ -33,7 +33,7 @@ from .tenants import group_name
 from .views.pxe import pxe_nodes
 from .views.switch import compact_switch, derive_switch_tenants, expand_switch
 from .views.tenant import tenant_by_name
-from .views.wireguard import wireguard_tenants
+from .views.wireguard import wireguard_tenants, wireguard_tunnels
 
 
 def load_fleet(data: Any) -> dict:
@@ -60,4 +60,5 @@ __all__ = [
     "tenant_by_name",
     "validate_fleet",
     "wireguard_tenants",
+    "wireguard_tunnels",
 ]
