@@ -84,4 +84,3 @@ def _claim(c: Checker, used: dict, tenant: str, value: int, path: str, node: dic
         return
     used[key] = _who(path, node)
     node["wireguard_ip"] = ip_str(value)
-

@@ -1,5 +1,6 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The WireGuard tunnel view: each host's tunnels and peers, from the fleet's peer graph."""
+from __future__ import annotations
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet, wireguard_tunnels
 from tests.support.fleet_data import fleet, node, tenant
@@ -7,11 +8,11 @@ from tests.support.fleet_data import fleet, node, tenant
 GATEWAY = {"name": "cp", "ip": "192.0.2.5"}
 
 
-def two_private_tenants(gateway: dict | None = GATEWAY) -> dict:
+def two_private_tenants(with_gateway: bool = True) -> dict:
     """acme (gpu01, gpu04) and cobalt (gpu05, own port), beside the shared tenant beta."""
     data = fleet()
-    if gateway:
-        data["site"]["host_cluster"] = {"wireguard_gateway": gateway}
+    if with_gateway:
+        data["site"]["host_cluster"] = {"wireguard_gateway": dict(GATEWAY)}
     data["tenants"][0]["gpu"] = {"quota": 16, "limit": 16, "over_quota_weight": 1}
     data["tenants"].append(tenant("cobalt", 103, isolation="private", quota=8, limit=8,
                                   wg={"subnet": "10.203.0.0/23", "port": 51821}))
@@ -54,7 +55,7 @@ def test_shared_nodes_and_switches_have_no_tunnel():
 
 
 def test_without_a_gateway_private_nodes_keep_their_mesh_but_have_no_gateway_peer():
-    out = tunnels(two_private_tenants(gateway=None))
+    out = tunnels(two_private_tenants(with_gateway=False))
     assert sorted(out) == ["gpu01", "gpu04", "gpu05"]
     assert [(p["host"], p["mesh"]) for p in out["gpu04"][0]["peers"]] == [("gpu01", True)]
     assert out["gpu05"][0]["peers"] == []
