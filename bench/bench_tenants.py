@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))
 
 import ansible_runner  # noqa: E402
 
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.views.queues import queue_tree  # noqa: E402
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.queue_tree import queue_tree  # noqa: E402
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.queues import queue_object  # noqa: E402
 
 KUBECONFIG = "/var/lib/gpucloud-lab/kubeconfig"

@@ -24,6 +24,12 @@ description:
     C(gpucloud_pxe_nodes), the WireGuard gateway C(gpucloud_wireguard_tenants) (the private
     tenants' tunnels and nodes); each C(tenant_<name>) group carries C(gpucloud_tenant) (that
     tenant, with its derived names)."
+  - "The WireGuard gateway and every private node carry C(gpucloud_wireguard_tunnels), the
+    host's own tunnels worked out from the fleet's peer graph - per tunnel C(tenant),
+    C(interface), C(port), C(address) (with prefix length) and C(peers), each with C(host),
+    C(allowed) (its /32), C(endpoint) (C(null) where the peer dials in), C(keepalive) (true for a
+    node's gateway) and C(mesh) (true for the tenant's other nodes). Public keys are not in
+    it; the role C(private_node_join) adds them at run time."
   - "Fleet-wide data is read once, by plays on the controller: the group C(controller) holds
     the host C(localhost) (local connection, the controller's Python) and carries
     C(gpucloud_tenants), the list of all tenants. Plays on other hosts read it as
@@ -43,8 +49,6 @@ notes:
   - The file must be named C(fleet.yml), C(fleet.yaml) or end in C(.fleet.yml) / C(.fleet.yaml).
   - The fleet's own keys (C(site), C(fabric), C(nodes), C(tenants)) are documented in the
     collection's C(docs/fleet.md); C(inventories/example/fleet.yml) is a complete example.
-requirements:
-  - netaddr (Python library, on the controller)
 """
 
 EXAMPLES = r"""
@@ -107,6 +111,7 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import (
     load_fleet,
     pxe_nodes,
     wireguard_tenants,
+    wireguard_tunnels,
 )
 
 _SUFFIXES = ("fleet.yml", "fleet.yaml")
@@ -237,11 +242,13 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
             self._construct(name, {"gpucloud_switch": switch})
 
         inv.add_group("wireguard_gateways")
+        tunnels = wireguard_tunnels(model)
         gateway = model["site"].get("host_cluster", {}).get("wireguard_gateway")
         if gateway:
             inv.add_host(gateway["name"], group="wireguard_gateways")
             inv.set_variable(gateway["name"], "ansible_host", gateway["ip"])
             inv.set_variable(gateway["name"], "gpucloud_wireguard_tenants", wireguard_tenants(model))
+            inv.set_variable(gateway["name"], "gpucloud_wireguard_tunnels", tunnels.get(gateway["name"], []))
 
         groups = {t["name"]: t["group"] for t in model["tenants"]}
         for node in model["nodes"]:
@@ -252,6 +259,8 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
                 inv.add_host(name, group=groups[node["tenant"]])
             inv.set_variable(name, "ansible_host", node["ip"])
             inv.set_variable(name, "gpucloud_node", node)
+            if name in tunnels:
+                inv.set_variable(name, "gpucloud_wireguard_tunnels", tunnels[name])
             self._construct(name, {"gpucloud_node": node})
 
     def _construct(self, host: str, variables: dict) -> None:

@@ -141,9 +141,9 @@ requests:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.views.queues import PARENT_QUEUE, queue_tree
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.args import AUTH_ARG_SPEC, run_module
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.client import Client
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.queue_tree import PARENT_QUEUE, queue_tree
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.queues import QueueTree
 
 

@@ -145,7 +145,7 @@ shared_enforcement:
 """
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._errors import ProblemsError
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.views.vcluster import (
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.vcluster import (
     DEFAULT_SETTINGS,
     check_tier,
     host_objects,

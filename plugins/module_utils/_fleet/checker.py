@@ -8,18 +8,11 @@ Each check returns the cleaned value, or None after recording why the value is i
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
-
-try:
-    import netaddr
-
-    HAS_NETADDR = True
-    NETADDR_IMPORT_ERROR = None
-except ImportError as exc:  # pragma: no cover - exercised only without netaddr
-    HAS_NETADDR = False
-    NETADDR_IMPORT_ERROR = exc
 
 
 def is_vault_value(value: Any) -> bool:
@@ -44,6 +37,32 @@ def plain(value: Any) -> Any:
 
 def normalise_mac(mac: str) -> str:
     return mac.replace("-", ":").lower()
+
+
+@dataclass(frozen=True)
+class Subnet:
+    """An IPv4 subnet as the model checks it: integer bounds (standard library ``ipaddress``, which
+    modules shipped to managed hosts can rely on, unlike a third-party address library)."""
+
+    first: int
+    last: int
+    prefixlen: int
+
+    @classmethod
+    def of(cls, net: ipaddress.IPv4Network) -> Subnet:
+        return cls(int(net.network_address), int(net.broadcast_address), net.prefixlen)
+
+    @property
+    def size(self) -> int:
+        return self.last - self.first + 1
+
+    @property
+    def cidr(self) -> str:
+        return "%s/%d" % (ip_str(self.first), self.prefixlen)
+
+    @property
+    def netmask(self) -> str:
+        return ip_str((0xFFFFFFFF << (32 - self.prefixlen)) & 0xFFFFFFFF)
 
 
 class Checker:
@@ -124,21 +143,22 @@ class Checker:
             self.add(path, "must be an IPv4 address string, got %s" % type_name(value))
             return None
         try:
-            return int(netaddr.IPAddress(value, version=4, flags=netaddr.INET_PTON))
-        except (netaddr.AddrFormatError, ValueError, TypeError):
+            return int(ipaddress.IPv4Address(value))
+        except ValueError:
             self.add(path, "%r is not a valid IPv4 address" % str(value))
             return None
 
-    def network(self, value: Any, path: str, max_prefix: int = 30) -> netaddr.IPNetwork | None:
+    def network(self, value: Any, path: str, max_prefix: int = 30) -> Subnet | None:
         if not isinstance(value, str) or "/" not in value:
             self.add(path, "must be an IPv4 subnet in CIDR form (a.b.c.d/len), got %r" % plain(value))
             return None
         try:
-            net = netaddr.IPNetwork(value, version=4)
-        except (netaddr.AddrFormatError, ValueError, TypeError):
+            iface = ipaddress.IPv4Interface(value)
+        except ValueError:
             self.add(path, "%r is not a valid IPv4 subnet" % str(value))
             return None
-        if net.ip != net.network:
+        net = Subnet.of(iface.network)
+        if int(iface.ip) != net.first:
             self.add(path, "%r has host bits set; did you mean %s?" % (str(value), net.cidr))
             return None
         if net.prefixlen > max_prefix:
@@ -146,7 +166,7 @@ class Checker:
             return None
         return net
 
-    def in_subnet(self, value: int, net: Any, path: str, what: str) -> bool:
+    def in_subnet(self, value: int, net: Subnet | None, path: str, what: str) -> bool:
         """``value`` is a usable host address of ``net`` (None: nothing to check against)."""
         if net is None:
             return True
@@ -158,7 +178,7 @@ class Checker:
             return False
         return True
 
-    def claim_subnet(self, net: Any, path: str) -> None:
+    def claim_subnet(self, net: Subnet, path: str) -> None:
         """Remember a subnet of the fleet; ``rules.check_overlaps`` holds them pairwise disjoint."""
         self.subnets.append((net.first, net.last, path))
 
@@ -201,8 +221,10 @@ class Unique:
 
 
 def ip_str(value: int) -> str:
-    return str(netaddr.IPAddress(value, 4))
+    return str(ipaddress.IPv4Address(value))
 
 
 def cidr(item: tuple[int, int, str]) -> str:
-    return str(netaddr.IPRange(item[0], item[1]).cidrs()[0])
+    """The first CIDR block of a claimed range (a claimed subnet: the subnet itself)."""
+    first, last = ipaddress.IPv4Address(item[0]), ipaddress.IPv4Address(item[1])
+    return str(next(ipaddress.summarize_address_range(first, last)))

@@ -1,11 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Load a fleet: every section checked, the rules across sections, then the derived views.
+"""Load a fleet: every section checked, the rules across sections, then the derived values.
 
-``load_fleet(data)`` returns the normalised model (plain dicts and lists) or raises
+``load_model(data)`` returns the normalised model (plain dicts and lists) or raises
 ``FleetError`` listing every problem found, each prefixed with its path, e.g.
-``tenants[2].vlan: 4095 is outside 1..4094``.
+``tenants[2].vlan: 4095 is outside 1..4094``. The model imports no view: views read the
+model (``views/``), and the package (``load_fleet``) composes the two.
 """
 
 from __future__ import annotations
@@ -17,23 +18,14 @@ from . import nodes as nodes_section
 from . import rules
 from . import site as site_section
 from . import tenants as tenants_section
-from .checker import HAS_NETADDR, NETADDR_IMPORT_ERROR, Checker, plain, type_name
+from .checker import Checker, plain, type_name
 from .errors import FleetError
 from .schema import CONSTRUCTED_KEYS, PLUGIN_NAME, TOP_KEYS
-from .views.switch import derive_switch_tenants
-from .views.tenant import derive_tenant
-from .views.wireguard import assign_wireguard
+from .wireguard import assign_wireguard
 
 
-def load_fleet(data: Any) -> dict:
+def load_model(data: Any) -> dict:
     """Validate ``data`` (the parsed fleet file) and return the normalised model."""
-    if not HAS_NETADDR:
-        raise FleetError(
-            [
-                "the Python library netaddr is required on the controller: pip install netaddr (%s)"
-                % NETADDR_IMPORT_ERROR
-            ]
-        )
     c = Checker()
     if not isinstance(data, dict):
         c.add(
@@ -70,7 +62,7 @@ def load_fleet(data: Any) -> dict:
 def validate_fleet(data: Any) -> list[str]:
     """Every problem of ``data``; an empty list when it is valid."""
     try:
-        load_fleet(data)
+        load_model(data)
     except FleetError as exc:
         return exc.problems
     return []
@@ -93,7 +85,5 @@ def _finish(site: dict, fabric: dict, nodes: list[dict], tenants: list[dict]) ->
         if n.get("tenant"):
             by_tenant.setdefault(n["tenant"], []).append(n["name"])
     for t in tenants:
-        derive_tenant(t, by_tenant.get(t["name"], []))
-    model = _strip_private({"site": site, "fabric": fabric, "nodes": nodes, "tenants": tenants})
-    derive_switch_tenants(model)
-    return model
+        tenants_section.derive_tenant(t, by_tenant.get(t["name"], []))
+    return _strip_private({"site": site, "fabric": fabric, "nodes": nodes, "tenants": tenants})

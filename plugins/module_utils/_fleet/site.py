@@ -68,8 +68,8 @@ def management(c: Checker, raw: Any) -> dict:
     net = c.network(mgmt.get("subnet"), path + ".subnet") if "subnet" in mgmt else None
     out["_net"] = net
     if net is not None:
-        out["subnet"] = str(net.cidr)
-        out["netmask"] = str(net.netmask)
+        out["subnet"] = net.cidr
+        out["netmask"] = net.netmask
         out["prefixlen"] = net.prefixlen
         c.claim_subnet(net, path + ".subnet")
     for key in ("gateway", "pxe_server"):

@@ -1,10 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The ``tenants`` section: networks, GPU quota, vCluster and WireGuard settings per tenant."""
+"""The ``tenants`` section: networks, GPU quota, vCluster and WireGuard settings per tenant, and the
+names derived from a tenant (namespace, queue, vCluster release, group, WireGuard interface)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .checker import Checker, Unique, ip_str, type_name
@@ -25,6 +27,7 @@ from .schema import (
     VRF_NAME,
     WIREGUARD_KEYS,
 )
+from .wireguard import interface_name
 
 
 def tenants(c: Checker, raw: Any) -> list[dict]:
@@ -72,7 +75,7 @@ def tenants(c: Checker, raw: Any) -> list[dict]:
             net = c.network(m["subnet"], path + ".subnet")
             if net is not None:
                 entry["_net"] = net
-                entry["subnet"] = str(net.cidr)
+                entry["subnet"] = net.cidr
                 entry["gateway"] = ip_str(net.first + 1)
                 entry["gateway_cidr"] = "%s/%d" % (entry["gateway"], net.prefixlen)
                 c.claim_subnet(net, path + ".subnet")
@@ -161,7 +164,7 @@ def wireguard(c: Checker, raw_tenant: dict, entry: dict, path: str) -> dict:
         net = c.network(w["subnet"], path + ".wireguard.subnet")
         if net is not None:
             out["_net"] = net
-            out["subnet"] = str(net.cidr)
+            out["subnet"] = net.cidr
             out["hub_ip"] = ip_str(net.first + 1)
             c.claim_subnet(net, path + ".wireguard.subnet")
     if "port" in w:
@@ -169,4 +172,21 @@ def wireguard(c: Checker, raw_tenant: dict, entry: dict, path: str) -> dict:
     return out
 
 
-# --- nodes ---------------------------------------------------------------------
+def group_name(prefix: str, name: str) -> str:
+    """Ansible group names may not contain '-'."""
+    return prefix + re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+def derive_tenant(tenant: dict, nodes: list[str]) -> None:
+    """Add the derived names and the tenant's private nodes to a validated tenant.
+
+    The schema's TENANT_DERIVED_NAMES holds the formats and their length limits, so a tenant name
+    that validates always yields valid derived names.
+    """
+    for key, (fmt, _limit) in TENANT_DERIVED_NAMES.items():
+        tenant[key] = fmt.format(tenant["name"])
+    tenant["group"] = group_name("tenant_", tenant["name"])
+    tenant["prefixlen"] = tenant["_net"].prefixlen
+    tenant["nodes"] = nodes
+    if tenant.get("wireguard"):
+        tenant["wireguard"]["interface"] = interface_name(tenant["name"])

@@ -6,7 +6,11 @@
 - ``args``: the connection options every Kubernetes module of the collection shares;
 - ``client``: one place that talks to the API: server-side apply with a field manager,
   server-side dry run, retries on 409/429/5xx, errors as ``K8sError`` (a ``ProblemsError``);
-- ``queues``: the KAI queue tree (desired tree from ``_fleet.views.queues``);
+- ``queue_tree``: the desired KAI queue tree from the fleet's tenants (pure data, checked
+  against its parent and the GPU capacity); ``queues``: that tree applied to a cluster;
+- ``vcluster``: a tenant's ``vcluster.yaml`` and its host-side objects (pure data);
+- ``objects``, ``tenants``, ``bootstrap``: host-side objects, tenant kubeconfigs, bootstrap tokens;
+- ``errors``: the package's errors, all ``ProblemsError``;
 - ``wait``: readiness waits.
 
 Imports point one way: modules -> this package -> the fleet model -> ``_errors``.

@@ -23,3 +23,15 @@ class ApiStatus(K8sError):
 
 class TokenError(K8sError):
     HEAD = "bootstrap token"
+
+
+class QueueTreeError(ProblemsError):
+    """The KAI queue tree breaks a rule KAI itself does not check (``queue_tree``)."""
+
+    HEAD = "the queue tree is refused"
+
+
+class VclusterError(ProblemsError):
+    """A tenant's vCluster settings cannot make a valid ``vcluster.yaml`` (``vcluster``)."""
+
+    HEAD = "the tenant's vCluster settings are invalid"

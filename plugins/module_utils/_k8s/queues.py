@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The KAI queue tree in a cluster: compare, apply, prune, remove (``scheduling.run.ai/v2`` Queue).
 
-The desired tree comes from ``_fleet.views.queues``. One LIST reads every queue; only the
+The desired tree comes from ``queue_tree``. One LIST reads every queue; only the
 queues that differ are applied (server-side apply with our field manager, dry run in check
 mode), so a second run makes no write at all. Queues this collection created carry the
 labels below; ``prune`` and ``absent`` only ever remove those.

@@ -91,3 +91,15 @@ def test_whole_file_vault_fleet_is_read(tmp_path):
     assert path.read_text().startswith("$ANSIBLE_VAULT;")
     inv = listed(str(path), "--vault-password-file", str(pw))
     assert inv["tenant_acme"]["hosts"] == ["gpu01"]
+
+
+def test_wireguard_tunnels_live_on_the_gateway_and_the_private_nodes_only():
+    hostvars = listed(os.path.join(ROOT, "inventories", "lab", "fleet.yml"))["_meta"]["hostvars"]
+    carriers = sorted(h for h, v in hostvars.items() if "gpucloud_wireguard_tunnels" in v)
+    assert carriers == ["cp", "gpu1"]  # the lab's gateway and its one private node
+    (node,) = hostvars["gpu1"]["gpucloud_wireguard_tunnels"]
+    assert (node["tenant"], node["interface"], node["address"]) == ("acme", "wg-acme", "10.201.0.21/24")
+    assert [(p["host"], p["endpoint"], p["keepalive"]) for p in node["peers"]] == [
+        ("cp", "198.51.100.11:51820", True)]
+    (gateway,) = hostvars["cp"]["gpucloud_wireguard_tunnels"]
+    assert [(p["host"], p["allowed"], p["endpoint"]) for p in gateway["peers"]] == [("gpu1", "10.201.0.21/32", None)]

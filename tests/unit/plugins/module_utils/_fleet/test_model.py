@@ -1,6 +1,9 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The fleet model: one test per validation rule, and the derived values roles rely on."""
 
+import ast
+from pathlib import Path
+
 import pytest
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import (
@@ -10,7 +13,8 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import (
     validate_fleet,
     wireguard_tenants,
 )
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.views.wireguard import interface_name
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import model as model_module
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.wireguard import interface_name
 from tests.support.fleet_data import fleet, node, tenant
 
 
@@ -79,6 +83,14 @@ CASES = [
     ("pxe-in-dhcp", _set(["site", "management", "pxe_server"], "192.0.2.220"),
      "site.management.pxe_server: 192.0.2.220 is inside the DHCP range"),
     ("subnet-host-bits", _set(["site", "management", "subnet"], "192.0.2.1/24"), "has host bits set; did you mean 192.0.2.0/24?"),
+    # the standard library's strict parsing: no leading zeros, no loose prefix lengths
+    ("ip-leading-zero", _set(["nodes", 1, "ip"], "192.0.2.021"), "nodes[1].ip: '192.0.2.021' is not a valid IPv4 address"),
+    ("subnet-loose-prefix", _set(["tenants", 1, "subnet"], "10.102.0.0/+24"),
+     "tenants[1].subnet: '10.102.0.0/+24' is not a valid IPv4 subnet"),
+    ("subnet-not-cidr", _set(["tenants", 1, "subnet"], "10.102.0.0"),
+     "tenants[1].subnet: must be an IPv4 subnet in CIDR form (a.b.c.d/len), got '10.102.0.0'"),
+    ("subnet-too-small", _set(["tenants", 1, "subnet"], "10.102.0.0/31"),
+     "tenants[1].subnet: '10.102.0.0/31' is too small; the prefix length must be at most /30"),
     # switches
     ("duplicate-switch-name", _set(["fabric", "switches", 1, "name"], "leaf1"), "fabric.switches[1].name: switch name leaf1 is already used"),
     ("duplicate-loopback", _set(["fabric", "switches", 1, "loopback"], "203.0.113.11"),
@@ -207,6 +219,18 @@ def test_derived_tenant_names():
     assert acme["nodes"] == ["gpu01"]
     assert acme["wireguard"]["hub_ip"] == "10.201.0.1"
     assert acme["group"] == "tenant_acme"
+
+
+def test_subnet_in_netmask_form_is_read_as_cidr():
+    data = fleet()
+    data["site"]["management"]["subnet"] = "192.0.2.0/255.255.255.0"
+    data["tenants"][1]["subnet"] = "10.102.0.0/255.255.254.0"
+    model = load_fleet(data)
+    assert model["site"]["management"]["subnet"] == "192.0.2.0/24"
+    assert model["site"]["management"]["netmask"] == "255.255.255.0"
+    assert model["site"]["management"]["prefixlen"] == 24
+    beta = model["tenants"][1]
+    assert (beta["subnet"], beta["gateway_cidr"], beta["prefixlen"]) == ("10.102.0.0/23", "10.102.0.1/23", 23)
 
 
 def test_wireguard_ip_keeps_management_offset_and_explicit_wins():
@@ -370,3 +394,19 @@ def test_bmc_account_may_come_from_the_role_instead_of_the_fleet():
         n["bmc"] = {"address": n["bmc"]["address"]}
     model = load_fleet(data)
     assert all(set(n["bmc"]) == {"address", "url"} for n in model["nodes"])
+
+
+def test_the_model_imports_no_view():
+    """Views read the model; the model (every file of the package but views/ and the package's
+    __init__, which composes the two) never imports a view."""
+    package = Path(model_module.__file__).parent
+    offenders = []
+    for path in sorted(package.glob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        for stmt in ast.walk(ast.parse(path.read_text())):
+            if isinstance(stmt, ast.ImportFrom) and (stmt.module or "").split(".")[0] == "views":
+                offenders.append("%s: from .%s" % (path.name, stmt.module))
+            if isinstance(stmt, ast.ImportFrom) and stmt.module is None and any(a.name == "views" for a in stmt.names):
+                offenders.append("%s: from . import views" % path.name)
+    assert offenders == []

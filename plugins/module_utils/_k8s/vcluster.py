@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The vCluster view: a tenant's ``vcluster.yaml`` and its host-side objects, from the model.
+"""A tenant's ``vcluster.yaml`` and its host-side objects, from the fleet model's tenant.
 
 - ``vcluster_values``: the chart values for the tenant's tier (loft-sh/vcluster config and chart docs):
   shared: pods synced to the host with ``schedulerName: kai-scheduler`` and the queue label, and
@@ -28,7 +28,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..._errors import ProblemsError
+from .errors import VclusterError
 
 MANAGED_BY = ("app.kubernetes.io/managed-by", "gpucloud.baremetal")
 TENANT_LABEL = "gpucloud.baremetal/tenant"
@@ -53,10 +53,6 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "api_server_cidrs": [],
     "api_server_ports": [443, 6443],
 }
-
-
-class VclusterError(ProblemsError):
-    HEAD = "the tenant's vCluster settings are invalid"
 
 
 def settings_with_defaults(settings: dict | None) -> dict:

@@ -1,28 +1,24 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The queue view: the KAI Scheduler queue tree of a cluster, from the fleet's tenants.
+"""The KAI Scheduler queue tree of a cluster, from the fleet's tenants (what ``queues`` applies).
 
 One parent queue for the cloud and one leaf queue per tenant, as ``scheduling.run.ai/v2``
 Queue specs. KAI itself never checks children against their parent (KAI-Scheduler docs/queues), so this view
 does: it refuses a tree whose leaf quotas together exceed the parent's quota, a leaf whose
 quota or (finite) limit exceeds the parent's, and a parent quota above the GPU capacity it is
-given, naming the queues. Pure data in, data out: the Kubernetes side is ``_k8s.queues``.
+given, naming the queues. Pure data in, data out: the Kubernetes side is ``queues``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import ProblemsError
-from ..schema import PARENT_QUEUE, UNLIMITED
+from .._fleet.schema import PARENT_QUEUE, UNLIMITED
+from .errors import QueueTreeError
 
 RESOURCES = ("gpu", "cpu", "memory")  # cpu in millicores, memory in MB (KAI's units)
 FIELDS = (("quota", "quota"), ("limit", "limit"), ("over_quota_weight", "overQuotaWeight"))
-
-
-class QueueTreeError(ProblemsError):
-    HEAD = "the queue tree is refused"
 
 
 def _number(value: Any) -> int | float:
