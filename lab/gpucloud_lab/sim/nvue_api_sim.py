@@ -209,7 +209,8 @@ class NvueSimulation:
                 if method == "POST" and len(parts) == 1:
                     rid = str(sim.next_rev)
                     sim.next_rev += 1
-                    sim.revisions[rid] = {"state": "pending", "config": copy.deepcopy(sim.applied), "polls": 0}
+                    sim.revisions[rid] = {"state": "pending", "config": copy.deepcopy(sim.applied), "polls": 0,
+                                          "reads": 0}
                     return self._reply(200, {rid: {"state": "pending", "transition": {"issue": {}, "progress": ""}}})
                 rid = parts[1] if len(parts) > 1 else ""
                 if rid == "applied" and method == "PATCH":
@@ -222,6 +223,7 @@ class NvueSimulation:
                 if r is None:
                     return self._reply(404, {"title": "no revision %s" % rid})
                 if method == "GET":
+                    r["reads"] += 1  # every status read of the revision (a client that keeps polling shows here)
                     if r["state"] == "apply":
                         r["polls"] += 1
                         if r["polls"] >= sim.apply_polls:
