@@ -31,9 +31,25 @@ def lab_lock() -> Iterator[None]:
         yield
 
 
+def leftovers() -> list[str]:
+    """State a lab left behind without `down` (the machine rebooted or was copied while a lab ran, a killed
+    run): hosts' disks, switches' applied configs, the host cluster's etcd, the registration known_hosts."""
+    if net.netns_exists(config.LAB_NETNS):
+        return []  # a running lab: `up` continues it
+    return sorted(str(p) for p in components.STATE_PATHS() if p != config.RUN_DIR and p.exists() and any(p.iterdir()))
+
+
 def cmd_up(_args: argparse.Namespace) -> int:
     start = time.monotonic()
     with lab_lock():
+        stale = leftovers()
+        if stale:
+            # A host booted on an old overlay would answer with old host keys and old files (a phone-home
+            # record, a join) that no run of this lab made: start from nothing, as `down` leaves it.
+            say(f"state of a lab that was not stopped ({', '.join(stale)}): removing it first")
+            for component in reversed(ALL):
+                component.down()
+            components.cleanup()
         for component in ALL:
             component.up()
     say(f"lab is up ({time.monotonic() - start:.1f}s)")

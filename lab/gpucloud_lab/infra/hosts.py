@@ -105,6 +105,12 @@ def start(host: Host, base: Path) -> None:
     """Bring one host up to the point where its systemd is booting; idempotent."""
     if is_running(host):
         return
+    # A host that is not running has no state to keep (stop() removes it): a disk left by a killed lab would
+    # boot with old host keys and files no run of this lab wrote.
+    root = root_dir(host)
+    if is_mounted(root):
+        run(["umount", str(root)])
+    shutil.rmtree(host_dir(host), ignore_errors=True)
     net.ensure_host_network(host)
     mount_overlay(host, base)
     write_identity(host)
