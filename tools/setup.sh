@@ -28,14 +28,19 @@ if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
   systemctl disable --now frr >/dev/null 2>&1 || true
 fi
 
-# 2. Python virtual environment with the controller and test requirements.
+# 2. Python virtual environment: tests/requirements.lock (requirements.txt + tests/requirements.txt, pinned
+#    with hashes by tools/lock.sh), hash-checked; reinstalled whenever a lock changes. pip comes first, from
+#    the lock: from 26.3 it also checks the build dependencies of sdists (--build-constraint) against it.
 stamp=.venv/.requirements.sha
-want=$(cat requirements.txt tests/requirements.txt | sha256sum | cut -c1-16)
+want=$(cat requirements.lock tests/requirements.lock | sha256sum | cut -c1-16)
 if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  log "creating .venv and installing requirements"
+  log "creating .venv and installing tests/requirements.lock (hash-checked)"
   python3 -m venv .venv
-  .venv/bin/pip install -q --upgrade pip
-  .venv/bin/pip install -q -r requirements.txt -r tests/requirements.txt
+  pip_lock=$(mktemp)
+  awk '/^pip==/ {p = 1} p {print} p && !/\\$/ {exit}' tests/requirements.lock > "$pip_lock"
+  .venv/bin/pip install -q --require-hashes -r "$pip_lock"
+  rm -f "$pip_lock"
+  .venv/bin/pip install -q --require-hashes --build-constraint tests/requirements.lock -r tests/requirements.lock
   echo "$want" > "$stamp"
 fi
 

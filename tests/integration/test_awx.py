@@ -38,6 +38,7 @@ import pytest
 import yaml
 from jinja2 import StrictUndefined, meta
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+from packaging.specifiers import SpecifierSet
 
 from tests.integration.conftest import Converged
 from tests.integration.lab import KUBECONFIG, LAB_INVENTORY, Lab, PlaybookRun, config
@@ -160,10 +161,10 @@ def test_surveys_are_typed_and_workflows_approve_before_destructive_steps() -> N
 
 def test_execution_environment_context_builds_offline(tmp_path: Path) -> None:
     """`ansible-builder create` of meta/execution-environment.yml, as in the repo (the collection tarball of
-    `make build` beside it): the context exists and carries requirements.txt and bindep.txt unchanged."""
+    `make build` beside it): the context exists and carries requirements.lock and bindep.txt unchanged."""
     tree = tmp_path / "repo"
     shutil.copytree(REPO / "meta", tree / "meta")
-    for name in ("requirements.txt", "bindep.txt"):
+    for name in ("requirements.lock", "bindep.txt"):
         shutil.copy(REPO / name, tree / name)
     bin_dir = Path(os.environ.get("VIRTUAL_ENV", REPO / ".venv")) / "bin"
     galaxy = shutil.which("ansible-galaxy") or str(bin_dir / "ansible-galaxy")
@@ -174,19 +175,24 @@ def test_execution_environment_context_builds_offline(tmp_path: Path) -> None:
     wanted = yaml.safe_load((REPO / "meta" / "ee-requirements.yml").read_text())["collections"]
     assert wanted[0] == {"name": f"collections/gpucloud-baremetal-{version}.tar.gz", "type": "file"}
     deps = yaml.safe_load((REPO / "galaxy.yml").read_text())["dependencies"]
-    assert {c["name"]: c["version"] for c in wanted[1:]} == deps
+    pins = {c["name"]: c["version"] for c in wanted[1:]}
+    # Exact versions, each within galaxy.yml's range (tests/unit/test_supply_chain.py checks more).
+    assert set(deps) <= set(pins) and all(pin.startswith("==") for pin in pins.values())
+    assert all(SpecifierSet(deps[name]).contains(pins[name][2:]) for name in deps)
     run = subprocess.run([builder, "create", "-f", str(tree / "meta" / "execution-environment.yml"),
                           "-c", str(tmp_path / "context"), "--output-filename", "Containerfile"],
                          capture_output=True, text=True, check=False, env={**os.environ, "HOME": str(tmp_path)})
     assert run.returncode == 0, run.stdout + run.stderr
     build = tmp_path / "context" / "_build"
     assert (tmp_path / "context" / "Containerfile").is_file()
-    assert (build / "requirements.txt").read_text() == (REPO / "requirements.txt").read_text()
+    assert (build / "requirements.txt").read_text() == (REPO / "requirements.lock").read_text()
     assert (build / "bindep.txt").read_text() == (REPO / "bindep.txt").read_text()
     assert yaml.safe_load((build / "requirements.yml").read_text())["collections"] == wanted
     assert (build / "collections" / f"gpucloud-baremetal-{version}.tar.gz").is_file()
     containerfile = (tmp_path / "context" / "Containerfile").read_text()
     assert "ansible-galaxy collection install" in containerfile and "helm version" in containerfile
+    assert "sha256sum --check" in containerfile
+    assert "--require-hashes --build-constraint /tmp/requirements.lock -r /tmp/requirements.lock" in containerfile
 
 
 # --- the lab: every job template as AWX runs it --------------------------------------------------------------

@@ -12,6 +12,7 @@ is honoured (sushy-tools itself always reports Continuous): Once is consumed by 
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import uuid
@@ -25,18 +26,27 @@ from gpucloud_lab.infra import pki
 
 VENV = config.CACHE_DIR / f"sushy-tools-{config.SUSHY_VERSION}"
 STAMP = VENV / ".complete"
+# sushy-tools and every dependency, pinned with their hashes (tools/lock.sh writes it from config.SUSHY_VERSION).
+LOCK = Path(__file__).with_name("sushy-tools.lock")
 USERNAME = "admin"
 PASSWORD = "gpucloud-lab"  # lab only; real BMC credentials belong in a vault
 
 
 def ensure_venv() -> None:
-    if STAMP.exists():
+    """sushy-tools in a venv of its own, from LOCK in hash-checking mode, wheels only; again when LOCK changes."""
+    lock = LOCK.read_text()
+    if f"sushy-tools=={config.SUSHY_VERSION} " not in lock:
+        raise RuntimeError(f"{LOCK} does not pin sushy-tools=={config.SUSHY_VERSION}: run tools/lock.sh")
+    digest = hashlib.sha256(lock.encode()).hexdigest()
+    if STAMP.exists() and STAMP.read_text() == digest:
         return
     say(f"installing sushy-tools {config.SUSHY_VERSION} (once; cached in {VENV})")
     subprocess.run(["/usr/bin/python3", "-m", "venv", "--clear", str(VENV)], check=True)
-    subprocess.run([str(VENV / "bin" / "pip"), "install", "-q", f"sushy-tools=={config.SUSHY_VERSION}"],
-                   check=True, capture_output=True)
-    STAMP.touch()
+    proc = subprocess.run([str(VENV / "bin" / "pip"), "install", "-q", "--require-hashes", "--only-binary", ":all:",
+                           "-r", str(LOCK)], check=False, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"installing sushy-tools from {LOCK} failed:\n{proc.stderr.strip()}")
+    STAMP.write_text(digest)
 
 
 def system_uuid(host: Host) -> str:

