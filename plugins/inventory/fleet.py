@@ -19,7 +19,9 @@ description:
     private nodes of a tenant; C(-) in a tenant name becomes C(_)), C(wireguard_gateways) (the
     host of C(site.host_cluster.wireguard_gateway), if set) and C(controller)."
   - "Each host carries only its own data. On every host: C(gpucloud_site), C(gpucloud_fabric)
-    (the underlay settings) and C(gpucloud_fleet_file). Nodes get C(gpucloud_node), switches
+    (the underlay settings) and C(gpucloud_fleet_file). Nodes get C(gpucloud_node) (the node's
+    fleet entry without its BMC) and C(gpucloud_bmc) (its C(bmc): address, account, options; only
+    the tasks that drive the BMC read it), switches
     C(gpucloud_switch) (compact: the ports of each tenant they carry), the PXE server
     C(gpucloud_pxe_nodes), the WireGuard gateway C(gpucloud_wireguard_tenants) (the private
     tenants' tunnels and nodes); each C(tenant_<name>) group carries C(gpucloud_tenant) (that
@@ -37,6 +39,13 @@ description:
     fleet, not with hosts x tenants."
   - BMC passwords may be vault-encrypted; they stay encrypted in the inventory and are never
     printed by this plugin.
+  - "Host keys: the group C(gpu_nodes) carries C(ansible_ssh_common_args)
+    (C(-o StrictHostKeyChecking=yes -o UserKnownHostsFile=<site.ssh_known_hosts> -o GlobalKnownHostsFile=/dev/null))
+    and C(os_install_known_hosts) (the same file): the role M(gpucloud.baremetal.os_install) writes the host keys
+    each node posts on phone-home into that file, and every SSH connection to a node is checked against it, so a
+    node that answers with another key is not connected to. C(site.ssh_known_hosts) defaults to
+    C(~/.ansible/gpucloud/known_hosts) (the controller user's home when the connection is made). They are group
+    variables: an inventory's own C(group_vars) override them."
 extends_documentation_fragment:
   - constructed
 options:
@@ -109,6 +118,8 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import (
     FleetError,
     compact_switch,
     load_fleet,
+    node_ssh_vars,
+    node_vars,
     pxe_nodes,
     wireguard_tenants,
     wireguard_tunnels,
@@ -250,6 +261,10 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
             inv.set_variable(gateway["name"], "gpucloud_wireguard_tenants", wireguard_tenants(model))
             inv.set_variable(gateway["name"], "gpucloud_wireguard_tunnels", tunnels.get(gateway["name"], []))
 
+        # Every node's host key is checked against its phone-home record; group variables, so that an
+        # inventory's own group_vars (the lab's known_hosts) take precedence.
+        for key, value in node_ssh_vars(model["site"]).items():
+            inv.set_variable("gpu_nodes", key, value)
         groups = {t["name"]: t["group"] for t in model["tenants"]}
         for node in model["nodes"]:
             name = node["name"]
@@ -258,10 +273,12 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
             if node["tenant"]:
                 inv.add_host(name, group=groups[node["tenant"]])
             inv.set_variable(name, "ansible_host", node["ip"])
-            inv.set_variable(name, "gpucloud_node", node)
+            variables = node_vars(node)
+            for key, value in variables.items():
+                inv.set_variable(name, key, value)
             if name in tunnels:
                 inv.set_variable(name, "gpucloud_wireguard_tunnels", tunnels[name])
-            self._construct(name, {"gpucloud_node": node})
+            self._construct(name, {"gpucloud_node": variables["gpucloud_node"]})
 
     def _construct(self, host: str, variables: dict) -> None:
         if not (self.get_option("compose") or self.get_option("groups") or self.get_option("keyed_groups")):

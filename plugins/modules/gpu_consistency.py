@@ -28,11 +28,28 @@ extends_documentation_fragment:
 options:
   nodes:
     description:
-      - Fleet node entries (C(gpucloud_node) of the C(gpucloud.baremetal.fleet) inventory - C(name),
-        C(gpu.count), C(tenant)). Nodes without GPUs are not checked.
+      - The fleet's nodes, each with the fields of its fleet entry that are compared (C(gpucloud_node) of the
+        C(gpucloud.baremetal.fleet) inventory - C(name), C(gpu.count), C(tenant)) and no others, so that no
+        other node data is ever passed in. Nodes without GPUs are not checked.
     type: list
     elements: dict
     required: true
+    suboptions:
+      name:
+        description: The node's name (its Node's name in its cluster).
+        type: str
+        required: true
+      gpu:
+        description: The fleet's GPUs of the node; C(count) is compared.
+        type: dict
+        suboptions:
+          count:
+            description: GPUs the fleet gives the node.
+            type: int
+            default: 0
+      tenant:
+        description: The private tenant the node belongs to; none for a shared node.
+        type: str
   nvml:
     description:
       - Node name to its M(gpucloud.baremetal.nvml_health) result (C(gpu_count), C(failed),
@@ -72,7 +89,9 @@ EXAMPLES = r"""
 - name: Compare the GPU layers
   gpucloud.baremetal.gpu_consistency:
     kubeconfig: "{{ gpucloud_site.host_cluster.kubeconfig }}"
-    nodes: "{{ groups['gpu_nodes'] | map('extract', hostvars, 'gpucloud_node') }}"
+    nodes:
+      - {name: gpu2, gpu: {count: 8}}
+      - {name: gpu1, gpu: {count: 8}, tenant: acme}
     nvml: "{{ nvml_results }}"  # node name -> its registered nvml_health result
     tenants: "{{ gpucloud_tenants }}"
 """
@@ -149,7 +168,11 @@ def run(module: AnsibleModule) -> dict:
 def main() -> None:
     spec = dict(
         AUTH_ARG_SPEC,
-        nodes={"type": "list", "elements": "dict", "required": True},
+        nodes={"type": "list", "elements": "dict", "required": True, "options": {
+            "name": {"type": "str", "required": True},
+            "gpu": {"type": "dict", "options": {"count": {"type": "int", "default": 0}}},
+            "tenant": {"type": "str"},
+        }},
         nvml={"type": "dict", "default": {}},
         tenants={"type": "list", "elements": "dict", "default": []},
         tenant_kubeconfigs={"type": "dict", "default": {}},

@@ -34,11 +34,22 @@ options:
     description:
       - The GPU nodes expected in this cluster, each with C(name) and C(count) (GPUs it must
         advertise); nodes with C(count) 0 must advertise none.
-      - Fleet node entries (C(gpucloud_node) of the C(gpucloud.baremetal.fleet) inventory) work as
-        they are - their C(gpu.count) is used when C(count) is absent.
+      - Only these fields are taken (a fleet node entry's C(gpu) also works, its C(count) used when
+        C(count) is absent), so that no other node data, such as a BMC account, is ever passed in.
     type: list
     elements: dict
     default: []
+    suboptions:
+      name:
+        description: The Node's name.
+        type: str
+        required: true
+      count:
+        description: GPUs the node must advertise.
+        type: int
+      gpu:
+        description: The fleet's C(gpu) of the node; its C(count) is used when O(nodes[].count) is absent.
+        type: dict
   wait:
     description:
       - Poll until ready or O(timeout); without it, report the current state once.
@@ -132,9 +143,9 @@ def run(module: AnsibleModule) -> dict:
     p = module.params
     expected = []
     for i, node in enumerate(p["nodes"]):
-        if not node.get("name"):
+        if not node["name"]:
             raise K8sError(["nodes[%d]: needs a name" % i])
-        count = node["count"] if node.get("count") is not None else (node.get("gpu") or {}).get("count")
+        count = node["count"] if node["count"] is not None else (node["gpu"] or {}).get("count")
         expected.append({"name": str(node["name"]), "count": int(count or 0)})
     client = Client(p)
     wait = p["wait"] and not module.check_mode
@@ -155,7 +166,11 @@ def main() -> None:
     spec = dict(
         AUTH_ARG_SPEC,
         policy={"type": "str", "default": "cluster-policy"},
-        nodes={"type": "list", "elements": "dict", "default": []},
+        nodes={"type": "list", "elements": "dict", "default": [], "options": {
+            "name": {"type": "str", "required": True},
+            "count": {"type": "int"},
+            "gpu": {"type": "dict"},
+        }},
         wait={"type": "bool", "default": True},
         timeout={"type": "int", "default": 600},
         interval={"type": "float", "default": 5},

@@ -14,7 +14,9 @@ description:
   - Talks to the NVUE REST API of NVIDIA Cumulus Linux 5.x, with Ansible's own HTTP client (no
     extra Python library). Used by the role M(gpucloud.baremetal.switch_fabric) to push what
     M(gpucloud.baremetal.switch_tenants) computed.
-  - V(gathered) reads the applied config (C(GET /nvue_v1/?rev=applied)).
+  - V(gathered) reads the applied config (C(GET /nvue_v1/?rev=applied)) and returns the part of it the
+    collection owns (the tenants marked as ours and their ports' memberships), because a switch's own config
+    holds users, SNMP communities and BGP passwords, which no result may show.
   - V(applied) creates a revision, unsets O(unset) (C(DELETE /nvue_v1/PATH?rev=ID)), patches O(set)
     (C(PATCH /nvue_v1/?rev=ID)), compares the revision with the applied config and, when they
     differ, applies it (C(PATCH /nvue_v1/revision/ID) with C(state=apply)) and waits until the
@@ -64,7 +66,9 @@ attributes:
     description: Creates and patches a revision to compute the change and the diff, then deletes it unapplied.
   diff_mode:
     support: full
-    description: Before is the applied config, after the revision's config.
+    description:
+      - Before is the applied config, after the revision's config, each as far as the collection owns it or
+        this change sets or unsets it; nothing else of the switch's config.
   platform:
     support: full
     platforms: [nvue]
@@ -91,10 +95,12 @@ EXAMPLES = r"""
 
 RETURN = r"""
 config:
-  description: The applied config (V(gathered)), or the config after the change (V(applied)).
-  returned: success
+  description:
+    - The part of the applied config the collection owns (V(gathered)) - each tenant marked as ours (SVI,
+      bridge VLAN, EVPN VNI, VRF without BGP sessions) and the bridge memberships of the ports that carry it.
+  returned: state is gathered
   type: dict
-  sample: {"interface": {"vlan101": {"type": "svi"}}}
+  sample: {"interface": {"vlan101": {"type": "svi", "description": "gpucloud:acme"}}}
 revision:
   description: The revision applied; null when nothing was applied (no change, or check mode).
   returned: state is applied
@@ -116,6 +122,7 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.nvue_ap
     NvueClient,
     change,
 )
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.registry import owned_native, shown
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._runner import run_module
 
 SPEC = dict(
@@ -132,14 +139,14 @@ def run(module: AnsibleModule) -> dict:
     p = module.params
     api = NvueClient.from_params(p)
     if p["state"] == "gathered":
-        return {"changed": False, "config": api.applied()}
+        return {"changed": False, "config": owned_native("nvue", api.applied())}
     result = change(api, p["set"], p["unset"], module.check_mode, wait=p["apply_timeout"], save=p["save"])
     return {
         "changed": result["changed"],
         "revision": result["revision"],
-        "config": result["after"],
         "saved": result["saved"],
-        "diff": {"before": result["before"], "after": result["after"]},
+        "diff": {"before": shown("nvue", result["before"], p["set"], p["unset"]),
+                 "after": shown("nvue", result["after"], p["set"], p["unset"])},
     }
 
 

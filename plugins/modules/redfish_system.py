@@ -28,10 +28,31 @@ options:
     default: ""
   bmc:
     description:
-      - The node's BMC as the fleet gives it (C(gpucloud_node.bmc)), C(url) or C(address),
-        C(username), C(password) and optionally C(system_id) and C(validate_certs).
+      - The node's BMC as the fleet gives it (the host variable C(gpucloud_bmc) of the
+        C(gpucloud.baremetal.fleet) inventory).
+      - The password is never returned, not even when the arguments are wrong.
     type: dict
     required: true
+    suboptions:
+      url:
+        description: The BMC's URL (C(https://host[:port])); the fleet derives it from O(bmc.address).
+        type: str
+      address:
+        description: Host, C(host:port) or URL of the BMC; used when O(bmc.url) is not given.
+        type: str
+      username:
+        description: The BMC account.
+        type: str
+      password:
+        description: The BMC account's password (a vault-encrypted value in the fleet).
+        type: str
+      system_id:
+        description: The Redfish system to drive; empty for the BMC's only system.
+        type: str
+      validate_certs:
+        description: Check the BMC's TLS certificate.
+        type: bool
+        default: true
   ca_path:
     description: PEM CA bundle that signed the BMC's certificate; empty for the system's trust store.
     type: path
@@ -79,7 +100,7 @@ EXAMPLES = r"""
 - name: Next boot from the network, then power-cycle the node
   gpucloud.baremetal.redfish_system:
     name: "{{ inventory_hostname }}"
-    bmc: "{{ gpucloud_node.bmc }}"
+    bmc: "{{ gpucloud_bmc }}"
     boot_once: Pxe
     power: cycle
   delegate_to: localhost
@@ -147,7 +168,18 @@ def run(client: Redfish, power: str, boot_once: str | None, check: bool, wait: b
 
 SPEC = {
     "name": {"type": "str", "default": ""},
-    "bmc": {"type": "dict", "required": True, "no_log": False},
+    "bmc": {
+        "type": "dict",
+        "required": True,
+        "options": {
+            "url": {"type": "str"},
+            "address": {"type": "str"},
+            "username": {"type": "str"},
+            "password": {"type": "str", "no_log": True},
+            "system_id": {"type": "str"},
+            "validate_certs": {"type": "bool", "default": True},
+        },
+    },
     "ca_path": {"type": "path"},
     "power": {"type": "str", "default": "read", "choices": ["read", "on", "off", "graceful_off", "cycle"]},
     "boot_once": {"type": "str", "choices": ["Pxe", "Hdd", "Cd", "UefiHttp", "BiosSetup"]},
@@ -168,7 +200,7 @@ def _module_run(module: AnsibleModule) -> dict:
         raise RedfishError("%s: bmc needs %s" % (p["name"] or "node", ", ".join(missing)))
     client = Redfish(str(bmc.get("url") or bmc["address"]), str(bmc["username"]), str(bmc["password"]),
                      name=p["name"], system_id=str(bmc.get("system_id") or ""),
-                     validate_certs=bool(bmc.get("validate_certs", True)), ca_path=p["ca_path"], timeout=p["timeout"],
+                     validate_certs=bmc["validate_certs"], ca_path=p["ca_path"], timeout=p["timeout"],
                      retries=p["retries"])
     result = run(client, p["power"], p["boot_once"], module.check_mode, p["wait"], p["wait_timeout"])
     result["inventory"] = client.inventory()
@@ -176,7 +208,7 @@ def _module_run(module: AnsibleModule) -> dict:
 
 
 def main() -> None:
-    run_module(SPEC, _module_run, secrets=lambda params: [str((params.get("bmc") or {}).get("password") or "")])
+    run_module(SPEC, _module_run)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ What the lab tests share, so that the slow things happen once:
 - the boot chain: when the session holds the QEMU boot test (``@pytest.mark.boot_chain``), the
   boot target is powered on over Redfish as soon as the lab is up, and boots in the background
   while the converged-state tests run; the boot test collects it right after them.
+- the secret scan (``@pytest.mark.secret_scan``, tests/integration/test_secrets.py) runs last: it reads
+  the artifacts of every playbook run of the session (``Lab.runs``).
 """
 from __future__ import annotations
 
@@ -30,8 +32,9 @@ from tests.integration.lab import Lab, PlaybookRun, leftovers
 
 REPO = Path(__file__).resolve().parents[2]
 LAB_CMD = REPO / "lab" / "gpucloud-lab"
-# Run order of the lab tests: converged-state readers, then the boot chain's collection, then the rest.
-ORDER_CONVERGED, ORDER_BOOT_CHAIN, ORDER_REST = 0, 1, 2
+# Run order of the lab tests: converged-state readers, then the boot chain's collection, then the rest, then
+# the secret scan (it reads every run of the session).
+ORDER_CONVERGED, ORDER_BOOT_CHAIN, ORDER_REST, ORDER_SCAN = 0, 1, 2, 3
 
 
 def lab_unavailable() -> str | None:
@@ -48,9 +51,12 @@ def lab_unavailable() -> str | None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "lab: needs the embedded lab (root, namespaces); started once per session")
     config.addinivalue_line("markers", "boot_chain: collects the boot target's network boot, started at lab up")
+    config.addinivalue_line("markers", "secret_scan: reads every playbook run of the session; runs after all others")
 
 
 def _order(item: pytest.Item) -> int:
+    if item.get_closest_marker("secret_scan"):
+        return ORDER_SCAN
     if item.get_closest_marker("boot_chain"):
         return ORDER_BOOT_CHAIN
     return ORDER_CONVERGED if "converged" in item.fixturenames else ORDER_REST

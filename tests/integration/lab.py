@@ -7,9 +7,12 @@ from the lab fleet), re-exported here as ``config``: no test writes an address o
 """
 from __future__ import annotations
 
+import atexit
+import base64
 import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,7 +28,7 @@ _LAB = str(Path(__file__).resolve().parents[2] / "lab")
 if _LAB not in sys.path:
     sys.path.insert(0, _LAB)
 
-from gpucloud_lab.core import config  # noqa: E402
+from gpucloud_lab.core import config, secrets  # noqa: E402
 
 PLAYBOOKS = Path(__file__).resolve().parent / "playbooks"
 KUBECONFIG = config.KUBECONFIG
@@ -128,37 +131,138 @@ class PlaybookRun:
         return found
 
 
+# Every lab run is kept, at -vvv, for the secret scan (test_secrets.py): ansible-runner's private data
+# directory of each run (artifacts: job events, stdout, the command) under Lab.runs, one folder per run.
+VERBOSITY = 3
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One playbook run of the session: what ran, how, and where its artifacts are."""
+
+    playbook: str
+    extravars: dict[str, Any]
+    check: bool
+    folder: Path
+
+
 @dataclass
 class Lab:
     repo: Path
     config: Any = field(default=config, repr=False)
     boot_chain: Any = field(default=None, repr=False)  # conftest.BootChain, when started at lab up
+    runs: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="gpucloud-lab-runs-")), repr=False)
+    history: list[RunRecord] = field(default_factory=list, repr=False)
+    watch: Any = field(default=None, repr=False)  # SecretWatch, from the first run on
 
     @property
     def inventory(self) -> Path:
         return self.repo / "inventories" / "lab"
 
     def playbook(self, playbook: str | Path, extravars: dict[str, Any] | None = None, limit: str | None = None,
-                 check: bool = False, inventory: Path | None = None, verbosity: int = 0,
+                 check: bool = False, inventory: Path | None = None, verbosity: int = VERBOSITY,
                  artifacts: Path | None = None) -> PlaybookRun:
-        """Run a playbook against the lab inventory the way automation does (ansible-runner).
+        """Run a playbook against the lab inventory the way automation does (ansible-runner), with the lab's
+        vault password file (the inventory's passwords are vault-encrypted).
 
-        ``artifacts``: keep ansible-runner's private data directory (events, stdout) there.
+        Its private data directory (events, stdout) is kept for the session's secret scan: in ``artifacts``
+        where given, else in a folder of its own under ``runs``.
         """
         path = Path(playbook)
         if not path.is_absolute():
             path = PLAYBOOKS / path if (PLAYBOOKS / path).exists() else self.repo / path
-        with tempfile.TemporaryDirectory(prefix="gpucloud-runner-") as scratch:
-            private = str(artifacts or scratch)
-            Path(private).mkdir(parents=True, exist_ok=True)
-            result = ansible_runner.run(
-                private_data_dir=private, project_dir=str(self.repo), playbook=str(path),
-                inventory=str(inventory or self.inventory), extravars=extravars or {}, limit=limit,
-                cmdline="--check --diff" if check else None, quiet=True, verbosity=verbosity or None,
-                envvars={"ANSIBLE_CONFIG": str(self.repo / "ansible.cfg"), "KUBECONFIG": str(KUBECONFIG),
-                         "ANSIBLE_HOME": str(Path(private) / "ansible-home")},
-            )
-            return PlaybookRun(result.status, result.rc, result.stats or {}, list(result.events))
+        private = Path(artifacts or self.runs / f"{len(self.history):03d}-{path.stem}")
+        private.mkdir(parents=True, exist_ok=True)
+        self.history.append(RunRecord(str(path.relative_to(self.repo)) if path.is_relative_to(self.repo) else str(path),
+                                      dict(extravars or {}), check, private))
+        if self.watch is None:
+            self.watch = SecretWatch(Path(tempfile.mkdtemp(prefix="gpucloud-lab-watch-")))
+        self.watch.ensure()
+        result = ansible_runner.run(
+            private_data_dir=str(private), project_dir=str(self.repo), playbook=str(path),
+            inventory=str(inventory or self.inventory), extravars=extravars or {}, limit=limit,
+            cmdline="--check --diff" if check else None, quiet=True, verbosity=verbosity or None,
+            envvars={"ANSIBLE_CONFIG": str(self.repo / "ansible.cfg"), "KUBECONFIG": str(KUBECONFIG),
+                     "ANSIBLE_HOME": str(private / "ansible-home"),
+                     "ANSIBLE_VAULT_PASSWORD_FILE": str(secrets.VAULT_PASSWORD_FILE)},
+        )
+        return PlaybookRun(result.status, result.rc, result.stats or {}, list(result.events))
+
+    def ran(self, playbook: str) -> bool:
+        """Whether this session ran ``playbook`` (e.g. ``playbooks/plan.yml``) against the lab."""
+        return any(record.playbook == playbook for record in self.history)
+
+
+class SecretWatch:
+    """The secrets the clusters hold while the lab tests run, as they come and go: every Secret of the host
+    cluster (the tenants' kubeconfigs ``vc-<tenant>``, bootstrap tokens) and the bootstrap tokens of each tenant
+    cluster, through ``kubectl get --watch`` (a join's token lives for seconds). Kept apart from the runs."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        # A copy of the host kubeconfig: no watcher names a lab path (leftovers() looks for those after `down`).
+        self.host = folder / "host.kubeconfig"
+        shutil.copyfile(KUBECONFIG, self.host)
+        self.host.chmod(0o600)
+        atexit.register(self.stop)
+
+    def _start(self, key: str, kubeconfig: Path, *selector: str) -> None:
+        proc = self.procs.get(key)
+        if proc is not None and proc.poll() is None:
+            return
+        out = open(self.folder / f"{len(list(self.folder.glob('*.json')))}-{key}.json", "wb")  # noqa: SIM115
+        self.procs[key] = subprocess.Popen(
+            ["kubectl", f"--kubeconfig={kubeconfig}", "get", "secrets", "--all-namespaces", "--watch", "-o", "json",
+             *selector], stdout=out, stderr=subprocess.DEVNULL)
+        out.close()
+
+    def ensure(self) -> None:
+        """Watch the host cluster, and every tenant cluster whose kubeconfig it holds now."""
+        self._start("host", self.host)
+        for name, kubeconfig in tenant_kubeconfigs().items():
+            path = self.folder / f"{name}.kubeconfig"
+            if not path.exists() or path.read_text() != kubeconfig:
+                path.write_text(kubeconfig)
+                path.chmod(0o600)
+                self.procs.pop(name, None)
+            self._start(name, path, "--field-selector=type=bootstrap.kubernetes.io/token")
+
+    def secrets(self) -> list[dict[str, Any]]:
+        """Every Secret object seen so far."""
+        found = []
+        decoder = json.JSONDecoder()
+        for dump in sorted(self.folder.glob("*.json")):
+            text, pos = dump.read_text(errors="replace"), 0
+            while True:
+                while pos < len(text) and text[pos].isspace():
+                    pos += 1
+                try:
+                    obj, pos = decoder.raw_decode(text, pos)
+                except ValueError:
+                    break
+                found.append(obj)
+        return found
+
+    def stop(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(timeout=10)
+        self.procs.clear()
+
+
+def tenant_kubeconfigs() -> dict[str, str]:
+    """The tenant clusters' admin kubeconfigs the host cluster holds now (Secret ``vc-<tenant>``, key ``config``)."""
+    listed = kubectl("get", "secrets", "--all-namespaces", "-o", "json", check=False)
+    if listed.returncode != 0:
+        return {}
+    found = {}
+    for item in json.loads(listed.stdout).get("items", []):
+        name, data = item["metadata"]["name"], item.get("data") or {}
+        if name.startswith("vc-") and not name.startswith("vc-config-") and "config" in data:
+            found[f"{item['metadata']['namespace']}-{name}"] = base64.b64decode(data["config"]).decode()
+    return found
 
 
 def leftovers() -> list[str]:

@@ -41,14 +41,14 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from packaging.specifiers import SpecifierSet
 
 from tests.integration.conftest import Converged
-from tests.integration.lab import KUBECONFIG, LAB_INVENTORY, Lab, PlaybookRun, config
+from tests.integration.lab import KUBECONFIG, LAB_INVENTORY, Lab, PlaybookRun, config, secrets
 
 REPO = Path(__file__).resolve().parents[2]
 AWX_VARS = REPO / "playbooks" / "vars" / "awx.yml"
 PXE_ROOT = config.STATE_DIR / "hosts" / config.PXE_SERVER.name / "root"
 LAB_CA = config.PKI_DIR / "ca.crt"
-# The lab's BMC emulators and NVUE simulation share one password (lab/README.md): read from the lab fleet.
-LAB_PASSWORD = config.fleet()["nodes"][0]["bmc"]["password"]
+# The lab's BMC emulators and NVUE simulation share one password (lab/gpucloud_lab/core/secrets.py).
+LAB_PASSWORD = secrets.LAB_PASSWORD
 THROWAWAY = "awxtmp"
 
 
@@ -285,7 +285,7 @@ def _awx_fleet(where: Path, add_throwaway: bool = False) -> Path:
     (each node's BMC address only: the BMC credential gives every node's account)."""
     inv = where / "lab"
     shutil.copytree(LAB_INVENTORY, inv)
-    fleet = yaml.safe_load((inv / "fleet.yml").read_text())
+    fleet = config.read_fleet(inv / "fleet.yml")
     del fleet["site"]["host_cluster"]["kubeconfig"]
     (inv / "group_vars" / "switches_nvue.yml").write_text("---\n# The NVUE account and CA: the AWX credential's.\n{}\n")
     for node in fleet["nodes"]:
@@ -294,7 +294,7 @@ def _awx_fleet(where: Path, add_throwaway: bool = False) -> Path:
         fleet["tenants"].append({"name": THROWAWAY, "isolation": "shared", "vlan": 119, "vni": 10119,
                                  "vrf": {"name": THROWAWAY, "l3vni": 50119}, "subnet": "10.119.0.0/24",
                                  "gpu": {"quota": 0, "limit": 4, "over_quota_weight": 1}})
-    (inv / "fleet.yml").write_text(yaml.safe_dump(fleet, sort_keys=False))
+    config.write_fleet(inv / "fleet.yml", fleet)
     return inv
 
 

@@ -4,6 +4,7 @@ ansible-runner, as automation does), ansible-doc and ansible-galaxy, no lab need
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -60,8 +61,9 @@ def test_example_fleet_inventory():
     hostvars = inv["_meta"]["hostvars"]
     assert plain(hostvars["gpu-r2-01"]["ansible_host"]) == "10.0.0.41"
     assert plain(hostvars["gpu-r2-01"]["gpucloud_node"]["tenant"]) == "cobalt"
-    # secrets stay encrypted in the inventory output
-    assert "__ansible_vault" in json.dumps(hostvars["gpu-r1-01"]["gpucloud_node"]["bmc"]["password"])
+    # the BMC is a variable of its own, and its secrets stay encrypted in the inventory output
+    assert "bmc" not in hostvars["gpu-r1-01"]["gpucloud_node"]
+    assert "__ansible_vault" in json.dumps(hostvars["gpu-r1-01"]["gpucloud_bmc"]["password"])
     assert "calvin-example" not in proc.stdout
 
 
@@ -111,19 +113,31 @@ def test_vault_encrypted_bmc_password_is_usable_and_never_printed(tmp_path):
     assert listed.returncode == 0, listed.stderr
     assert secret not in listed.stdout
 
+    # Used as the collection uses it, at -vvv and with no task hiding its output: the decrypted password,
+    # and the BMC given to the Redfish module with an argument it refuses and with a BMC that does not answer.
+    bmc_task = {"gpucloud.baremetal.redfish_system": {"name": "gpu01", "bmc": "{{ gpucloud_bmc | combine(bmc) }}",
+                                                       "power": "{{ power }}", "retries": 0, "timeout": 1},
+                "ignore_errors": True}
     playbook = tmp_path / "use.yml"
     playbook.write_text(yaml.safe_dump([{
         "name": "Use the BMC password", "hosts": "gpu01", "gather_facts": False, "connection": "local",
-        "tasks": [{
-            "name": "The decrypted password is the secret",
-            "ansible.builtin.assert": {"that": ["gpucloud_node.bmc.password == '%s'" % secret], "quiet": True},
-            "no_log": True,
-        }],
+        "vars": {"ansible_python_interpreter": sys.executable, "bmc": {"url": "https://127.0.0.1:9"}},
+        "tasks": [
+            {"name": "The decrypted password is the secret",  # by its hash: the playbook's text is shown on errors
+             "ansible.builtin.assert": {"that": ["gpucloud_bmc.password | hash('sha256') == '%s'"
+                                                 % hashlib.sha256(secret.encode()).hexdigest()], "quiet": True}},
+            {"name": "A power state the module does not know", **bmc_task, "vars": {"power": "sideways"}},
+            {"name": "A BMC that does not answer", **bmc_task, "vars": {"power": "read"}},
+        ],
     }]))
-    result = runner(tmp_path, playbook, inventory, cmdline="--vault-password-file %s" % vault_pass)
+    result = runner(tmp_path, playbook, inventory, cmdline="--vault-password-file %s" % vault_pass, verbosity=3)
     assert result.rc == 0, result.stdout.read()
-    assert result.stats["ok"] == {"gpu01": 1}
-    assert secret not in json.dumps(list(result.events))
+    assert result.stats["ok"] == {"gpu01": 3} and result.stats["ignored"] == {"gpu01": 2}
+    failed = [e["event_data"]["res"]["msg"] for e in result.events if e["event"] == "runner_on_failed"]
+    assert "value of power must be one of" in failed[0] and "gpu01: BMC https://127.0.0.1:9" in failed[1], failed
+    assert secret not in json.dumps(list(result.events)) and secret not in result.stdout.read()
+    leaked = [str(p) for p in (tmp_path / "runner").rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+    assert not leaked, leaked
 
 
 def test_ansible_doc_resolves_from_repo_root():

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.integration.lab import KUBECONFIG, Lab, config, kubectl, wait
+from tests.integration.lab import KUBECONFIG, Lab, config, kubectl, secrets, wait
 
 REPO = Path(__file__).resolve().parents[2]
 KNOWN_HOSTS = config.KNOWN_HOSTS
@@ -119,10 +119,10 @@ def test_redfish_bmcs_power_the_gpu_nodes(lab: Lab) -> None:
 
 def _power_states() -> set[str]:
     context = ssl.create_default_context(cafile=str(config.PKI_DIR / "ca.crt"))
-    bmcs = {n["name"]: n["bmc"] for n in config.fleet()["nodes"]}
+    users = {n["name"]: n["bmc"]["username"] for n in config.fleet()["nodes"]}
     states = set()
     for node in config.GPU_NODES:
-        auth = base64.b64encode(f"{bmcs[node.name]['username']}:{bmcs[node.name]['password']}".encode()).decode()
+        auth = base64.b64encode(f"{users[node.name]}:{secrets.LAB_PASSWORD}".encode()).decode()
         request = urllib.request.Request(f"https://{config.bmc_address(node)}/redfish/v1/Systems/{node.name}",
                                          headers={"Authorization": f"Basic {auth}"})
         with urllib.request.urlopen(request, context=context, timeout=5) as response:

@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.integration.lab import LAB_INVENTORY, Lab, config, hostvars, kubectl, on
 
@@ -33,7 +32,7 @@ def two_tenants(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The lab inventory with a second private tenant, zeta, owning gpu3."""
     inv = tmp_path_factory.mktemp("inventory") / "lab"
     shutil.copytree(LAB_INVENTORY, inv)
-    fleet = yaml.safe_load((inv / "fleet.yml").read_text())
+    fleet = config.read_fleet(inv / "fleet.yml")
     fleet["tenants"].append({
         "name": "zeta", "isolation": "private", "vlan": 103, "vni": 10103,
         "vrf": {"name": "zeta", "l3vni": 50103}, "subnet": "10.103.0.0/24",
@@ -43,7 +42,7 @@ def two_tenants(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for node in fleet["nodes"]:
         if node["name"] == "gpu3":
             node["tenant"] = "zeta"
-    (inv / "fleet.yml").write_text(yaml.safe_dump(fleet, sort_keys=False))
+    config.write_fleet(inv / "fleet.yml", fleet)
     return inv
 
 
@@ -126,9 +125,9 @@ def test_tunnels_up_isolated_idempotent_rotatable_and_secret(lab: Lab, tunnels: 
 def test_missing_gateway_is_named(lab: Lab, tmp_path: Path) -> None:
     inv = tmp_path / "lab"
     shutil.copytree(LAB_INVENTORY, inv)
-    fleet = yaml.safe_load((inv / "fleet.yml").read_text())
+    fleet = config.read_fleet(inv / "fleet.yml")
     del fleet["site"]["host_cluster"]["wireguard_gateway"]
-    (inv / "fleet.yml").write_text(yaml.safe_dump(fleet, sort_keys=False))
+    config.write_fleet(inv / "fleet.yml", fleet)
     run = lab.playbook(PLAYBOOK, TUNNELS_ONLY, inventory=inv, check=True)
     assert run.rc != 0
     assert any("site.host_cluster.wireguard_gateway" in f for f in run.failures()), run.failures()

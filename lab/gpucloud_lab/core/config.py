@@ -61,9 +61,37 @@ BOOT_TARGET_TAP = "gcltap0"
 NVUE_DEFAULT_RELEASE = "5.12"     # a fleet NVUE switch without os_version answers as this release
 
 
+class Vaulted(str):
+    """A vault-encrypted scalar of a fleet file (``!vault``): its ciphertext, written back as it was read.
+
+    The lab never decrypts: it reads only the topology, and its secrets are in ``core/secrets.py``."""
+
+
+class _FleetLoader(yaml.SafeLoader):
+    """YAML as the lab fleet holds it: plain data and ``!vault`` scalars (kept encrypted)."""
+
+
+class _FleetDumper(yaml.SafeDumper):
+    pass
+
+
+_FleetLoader.add_constructor("!vault", lambda loader, node: Vaulted(loader.construct_scalar(node)))
+_FleetDumper.add_representer(Vaulted, lambda dumper, value: dumper.represent_scalar("!vault", str(value), style="|"))
+
+
+def read_fleet(path: Path) -> dict[str, Any]:
+    """A fleet file as data; ``!vault`` values stay encrypted (``Vaulted``)."""
+    return yaml.load(path.read_text(), Loader=_FleetLoader) or {}  # a SafeLoader subclass
+
+
+def write_fleet(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` (e.g. a changed copy of the lab fleet) as a fleet file; ``Vaulted`` values as ``!vault``."""
+    path.write_text(yaml.dump(data, Dumper=_FleetDumper, sort_keys=False))
+
+
 def fleet() -> dict[str, Any]:
-    """The lab's fleet file as plain data (empty when it is missing)."""
-    return (yaml.safe_load(FLEET.read_text()) if FLEET.exists() else None) or {}
+    """The lab's fleet file as data (empty when it is missing); its secrets stay encrypted (``Vaulted``)."""
+    return read_fleet(FLEET) if FLEET.exists() else {}
 
 
 def fleet_gpus() -> dict[str, dict[str, Any]]:

@@ -1,12 +1,12 @@
 # Copyright: (c) 2025, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The host cluster as a lab component: its API (kube.HOST_CLUSTER), the charts' CRDs, kubeadm's join
-objects, and helm/kubectl on PATH for the playbooks."""
+objects, the private tier's vCluster Platform key, and helm/kubectl on PATH for the playbooks."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from gpucloud_lab.core import config
+from gpucloud_lab.core import config, secrets
 from gpucloud_lab.core.components import Row
 from gpucloud_lab.core.util import run, say
 from gpucloud_lab.infra import charts, kube, kubeadm_init, tools
@@ -23,6 +23,7 @@ class Kubernetes:
         kube.HOST_CLUSTER.up()
         install_chart_crds()
         install_kubeadm_objects()
+        install_platform_key()
         say(f"host cluster: ready; admin kubeconfig {config.KUBECONFIG}")
 
     def down(self) -> None:
@@ -60,3 +61,9 @@ def install_kubeadm_objects() -> None:
                                      cluster.ip, cluster.port)
     run([str(tools.TOOLS_DIR / "kubectl"), f"--kubeconfig={config.KUBECONFIG}", "apply", "--server-side",
          "--force-conflicts", "--field-manager=gpucloud-lab", "--filename=-"], input=manifest)
+
+
+def install_platform_key() -> None:
+    """The vCluster Platform access key the private tier names (core/secrets.py), as an operator creates it."""
+    run([str(tools.TOOLS_DIR / "kubectl"), f"--kubeconfig={config.KUBECONFIG}", "apply", "--server-side",
+         "--force-conflicts", "--field-manager=gpucloud-lab", "--filename=-"], input=secrets.platform_key_manifest())

@@ -8,7 +8,7 @@ import shutil
 import uuid
 from pathlib import Path
 
-from gpucloud_lab.core import config
+from gpucloud_lab.core import config, secrets
 from gpucloud_lab.core.components import Row
 from gpucloud_lab.core.config import Host
 from gpucloud_lab.core.util import daemon_pid, port_open, run, say, start_daemon, stop_unit, wait_for, write_file
@@ -138,6 +138,7 @@ class Hosts:
     def up(self) -> None:
         base = rootfs.ensure_base()
         ensure_ssh_key()
+        secrets.write_vault_password_file()
         say(f"lab hosts: booting {', '.join(h.name for h in config.HOSTS)}")
         for host in config.HOSTS:
             start(host, base)

@@ -18,7 +18,7 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from gpucloud_lab.core import config
+from gpucloud_lab.core import config, secrets
 from gpucloud_lab.core.components import Row
 from gpucloud_lab.core.config import Host
 from gpucloud_lab.core.util import daemon_pid, port_open, say, start_daemon, stop_unit, wait_for, write_file
@@ -29,7 +29,7 @@ STAMP = VENV / ".complete"
 # sushy-tools and every dependency, pinned with their hashes (tools/lock.sh writes it from config.SUSHY_VERSION).
 LOCK = Path(__file__).with_name("sushy-tools.lock")
 USERNAME = "admin"
-PASSWORD = "gpucloud-lab"  # lab only; real BMC credentials belong in a vault
+PASSWORD = secrets.LAB_PASSWORD  # lab only (vaulted in inventories/lab); real BMC credentials belong in a vault
 
 
 def ensure_venv() -> None:

@@ -22,14 +22,14 @@ import ipaddress
 import json
 from pathlib import Path
 
-from gpucloud_lab.core import config
+from gpucloud_lab.core import config, secrets
 from gpucloud_lab.core.components import Row
 from gpucloud_lab.core.config import Switch
-from gpucloud_lab.core.util import daemon_pid, port_open, say, start_daemon, stop_unit, wait_for
+from gpucloud_lab.core.util import daemon_pid, port_open, say, start_daemon, stop_unit, wait_for, write_file
 from gpucloud_lab.infra import net, pki
 
 USERNAME = "cumulus"         # the role's switch_fabric_nvue_username default
-PASSWORD = "gpucloud-lab"    # lab only (inventories/lab/group_vars/switches_nvue.yml); vault real ones
+PASSWORD = secrets.LAB_PASSWORD  # lab only (vaulted in inventories/lab/group_vars/switches_nvue.yml)
 MARKER = "gpucloud:"         # the ownership marker switch_fabric writes on a tenant's SVI
 
 
@@ -64,6 +64,9 @@ def start(switch: Switch) -> None:
     if daemon_pid(unit(switch)):
         return
     config.SWITCH_STATE_DIR.mkdir(parents=True, exist_ok=True)
+    if not state_file(switch).exists():  # a switch fresh from the rack: its own config, secrets included
+        seed = secrets.nvue_seed()
+        write_file(state_file(switch), json.dumps({"applied": seed, "saved": seed, "next_revision": 1}, indent=1))
     pki.ensure_ca()
     cert, key = pki.issue(f"switch-{switch.name}", f"/CN={switch.name}", [f"IP:{switch.ip}"], server=True)
     start_daemon(unit(switch),

@@ -7,7 +7,7 @@ Private to the collection. Imports point one way: modules -> ``plan`` -> this re
 ``platforms/`` -> the neutral core (``model``, ``validate``, ``ownership``, ``cli``) -> ``errors``.
 The core never imports a platform.
 
-A new platform is its module in ``platforms/`` (``render_text``, ``parse``, ``delta``,
+A new platform is its module in ``platforms/`` (``render_text``, ``parse``, ``owned``, ``delta``,
 ``commands``), its entry in ``catalog.PLATFORMS`` (data the fleet and the modules read without
 importing code) and its name in the import below: Ansible ships a module only the module_utils
 it imports by name, so the registry cannot find platform modules by listing a folder.
@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from .catalog import PLATFORMS
+from .errors import FabricError
 from .model import desired, options_with_defaults
 from .platforms import eos, frr, nvue, sonic  # one name per platform of catalog.PLATFORMS
 from .validate import validate
@@ -65,6 +66,25 @@ def render_tenants(switch: dict, tenants: list[dict], underlay: dict, options: d
     if routing(platform):
         out.update(renderer(routing(platform)).render_text(switch, tenants, underlay, opts))
     return out
+
+
+def owned_native(platform: str, config: Any) -> Any:
+    """The part of a native config (platform form) the collection owns or reads, in the same form: what
+    results may show of a switch's config (``show running-config``, config_db, the NVUE applied tree hold
+    its users, SNMP communities and BGP passwords too). A platform without a switch of its own (FRR) has none."""
+    module = renderer(platform)
+    if not hasattr(module, "owned"):
+        raise FabricError(["platform: %s has no config of its own to read" % platform])
+    return module.owned(config)
+
+
+def shown(platform: str, config: Any, set_tree: Any, unset: list[str]) -> Any:
+    """What a change's diff may show of a whole native config: what we own, and what the change sets or
+    unsets (NVUE's tree: ``set_tree`` and REST paths ``unset``)."""
+    module = renderer(platform)
+    if not hasattr(module, "shown"):
+        raise FabricError(["platform: %s has no diff of a whole config" % platform])
+    return module.shown(config, set_tree, unset)
 
 
 def parse_native(platform: str, config: Any) -> list[dict]:

@@ -12,7 +12,7 @@ definition of a valid fleet. One file per concern:
 - ``rules``: rules across sections (disjoint subnets, GPU capacity);
 - ``wireguard``: private nodes' WireGuard addresses and the tenants' interface names;
 - ``model``: ``load_model`` / ``validate_fleet``, which run all of the above;
-- ``views/``: what each consumer derives from the model (switch, pxe, tenant, wireguard).
+- ``views/``: what each consumer derives from the model (node, switch, pxe, tenant, wireguard).
   Views import the model, never the reverse; a new stage adds its view here instead of
   growing the model. ``load_fleet`` (here) is the model with the switch view every
   consumer of a loaded fleet reads (each leaf's tenants and ports).
@@ -30,6 +30,7 @@ from .errors import FleetError
 from .model import load_model, validate_fleet
 from .schema import CONSTRUCTED_KEYS, PARENT_QUEUE, TENANT_NAME_MAX
 from .tenants import group_name
+from .views.node import node_ssh_vars, node_vars
 from .views.pxe import pxe_nodes
 from .views.switch import compact_switch, derive_switch_tenants, expand_switch
 from .views.tenant import tenant_by_name
@@ -56,6 +57,8 @@ __all__ = [
     "is_vault_value",
     "load_fleet",
     "load_model",
+    "node_ssh_vars",
+    "node_vars",
     "pxe_nodes",
     "tenant_by_name",
     "validate_fleet",

@@ -42,7 +42,18 @@ PORT_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9/._:-]*$")
 TOP_KEYS = {"plugin": True, "site": True, "fabric": True, "nodes": True, "tenants": True}
 # Options of Ansible's `constructed` feature, handled by the inventory plugin, not the model.
 CONSTRUCTED_KEYS = ("compose", "groups", "keyed_groups", "strict", "leading_separator", "use_extra_vars")
-SITE_KEYS = {"name": True, "domain": True, "management": True, "os_profiles": True, "host_cluster": False}
+SITE_KEYS = {
+    "name": True,
+    "domain": True,
+    "management": True,
+    "os_profiles": True,
+    "host_cluster": False,
+    "ssh_known_hosts": False,
+}
+# The known_hosts file (on the controller) that the nodes' phone-home records fill (role os_install) and that
+# every SSH connection to a node is checked against; `~` is the controller user's home at connection time.
+DEFAULT_SSH_KNOWN_HOSTS = "~/.ansible/gpucloud/known_hosts"
+KNOWN_HOSTS_PATH = re.compile(r"^(/|~/)[^\s,]*[^\s,/]$")
 MGMT_KEYS = {
     "subnet": True,
     "gateway": True,

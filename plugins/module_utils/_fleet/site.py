@@ -10,10 +10,12 @@ from typing import Any
 from .checker import Checker, ip_str, is_int
 from .schema import (
     DEFAULT_HTTP_PORT,
+    DEFAULT_SSH_KNOWN_HOSTS,
     DNS_LABEL,
     DOMAIN,
     HOST_CLUSTER_KEYS,
     HOSTNAME,
+    KNOWN_HOSTS_PATH,
     MGMT_KEYS,
     OS_FAMILIES,
     OS_PROFILE_KEYS,
@@ -33,6 +35,12 @@ def site(c: Checker, raw: Any) -> dict:
         if "domain" in site
         else None,
     }
+    out["ssh_known_hosts"] = (
+        c.string(site["ssh_known_hosts"], "site.ssh_known_hosts", KNOWN_HOSTS_PATH,
+                 "a file on the controller: an absolute path or ~/PATH, without spaces or commas")
+        if "ssh_known_hosts" in site
+        else DEFAULT_SSH_KNOWN_HOSTS
+    )
     out["management"] = management(c, site.get("management")) if "management" in site else {}
     out["os_profiles"] = os_profiles(c, site.get("os_profiles")) if "os_profiles" in site else {}
     host_cluster = site.get("host_cluster")

@@ -438,3 +438,49 @@ def _tenants(names: dict, svis: dict, l2vni: dict, l3vni: dict, ports: dict) -> 
             ports=ports.get(vlan, []),
         )
     return found.result()
+
+
+# --- what results may show -------------------------------------------------------------------
+
+
+def _ours(block: Line | None, line: str, ours: set[int], vrfs: set[str]) -> bool:
+    """Whether a line of a block (an SVI of ours, the VXLAN interface, a port) belongs to one of our tenants."""
+    if block is SVI:
+        return first(line, (SVI_DESCRIPTION, SVI_VRF, SVI_GATEWAY))[0] is not None
+    entry, values = first(line, (VXLAN_VLAN, VXLAN_VRF) if block is VXLAN else (PORT_ACCESS, PORT_ALLOWED))
+    if entry is VXLAN_VLAN:
+        return bool(ours & set(number_list(values["vlans"])))
+    if entry is VXLAN_VRF:
+        return values["vrf"] in vrfs
+    if entry is PORT_ACCESS:
+        return int(values["vlan"]) in ours
+    return entry is PORT_ALLOWED and bool(ours & vlan_list(values["vlans"]))
+
+
+def owned(config: Any) -> str:
+    """The part of an EOS running-config (text or lines) the collection reads, as running-config text: the
+    VLANs named as ours, their SVIs, their VXLAN maps and the ports' lines that carry them. ``parse`` reads the
+    same tenants from it as from the whole config; nothing else of the switch (users, SNMP, AAA, BGP sessions,
+    other VLANs) is in it: what a result may show. Read ``show running-config sanitized`` all the same."""
+    tree = blocks(text_of(config, "EOS"))
+    ours: set[int] = set()
+    kept: list[tuple[str, list[str]]] = []
+    for line, children in tree:
+        entry, values = first(line, READ)
+        if entry is VLAN:
+            names = [c for c, unused in children if owner((VLAN_NAME.get(c) or {}).get("marker"))]
+            if names:
+                ours.update(number_list(values["vlans"]))
+                kept.append((line, names))
+    svis = [(line, children) for line, children in tree
+            if first(line, READ)[0] is SVI and int(first(line, READ)[1]["vlan"]) in ours]
+    vrfs = {SVI_VRF.get(c)["vrf"] for unused, children in svis for c, unused in children if SVI_VRF.get(c)}
+    for line, children in tree:
+        entry = first(line, READ)[0]
+        if entry is SVI and (line, children) not in svis:
+            continue
+        if entry in (SVI, VXLAN, PORT):
+            lines = [c for c, unused in children if _ours(entry, c, ours, vrfs)]
+            if lines or entry is SVI:
+                kept.append((line, lines))
+    return "".join(line + "\n" + "".join(INDENT + c + "\n" for c in lines) + "!\n" for line, lines in kept)

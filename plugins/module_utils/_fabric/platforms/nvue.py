@@ -22,11 +22,12 @@ Anycast gateway: VRR on the SVI (``ip vrr address``/``mac-address``), the VRF's 
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import re
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from ansible.module_utils.common.yaml import yaml_load
 
@@ -585,3 +586,93 @@ def parse(config: Any) -> list[dict]:
         )
         found.second_values(where, tenant, values, paths)
     return found.result()
+
+
+# --- what results may show -------------------------------------------------------------------
+
+# Where NVUE keeps a BGP session's password (``vrf V router bgp neighbor N password``, ``... peer-group P
+# password``): never part of what we own, even in a VRF of ours.
+_BGP_SESSIONS = ("neighbor", "peer-group")
+
+
+def _put(out: dict, path: Path, value: Any) -> None:
+    node = out
+    for key in path[:-1]:
+        node = node.setdefault(key, {})
+    node[path[-1]] = value
+
+
+def _vrf_owned(vrf: dict, where: str) -> dict:
+    """A tenant VRF as we own it: without BGP sessions (theirs, with their passwords)."""
+    out = dict(vrf)
+    bgp = at(vrf, where, "router", "bgp")
+    if any(key in bgp for key in _BGP_SESSIONS):
+        out["router"] = dict(at(vrf, where, "router"), bgp={k: v for k, v in bgp.items() if k not in _BGP_SESSIONS})
+    return out
+
+
+def owned(config: Any) -> dict:
+    """The part of an NVUE config (any form) the collection owns, as a tree: each tenant marked as ours
+    (its SVI, bridge VLAN, L2 VNI's EVPN entry and VRF) and the bridge memberships of the ports that carry
+    it. ``parse`` reads the same tenants from it as from the whole config; nothing else of the switch
+    (users, SNMP, other VLANs, BGP sessions and their passwords) is in it: what a result may show."""
+    cfg = load(config)
+    interfaces = at(cfg, "", "interface")
+    vlans = at(cfg, "", "bridge", "domain", BRIDGE, "vlan")
+    out: dict = {}
+    ours: set[int] = set()
+    for name, iface in interfaces.items():
+        m = _SVI.match(str(name))
+        where = "interface %s" % name
+        if not m or owner(at(iface, where).get("description")) is None:
+            continue
+        _put(out, ("interface", str(name)), iface)
+        vlan = number(iface.get("vlan") or m.group(1), where + " vlan")
+        ours.add(vlan)
+        key = str(vlan) if str(vlan) in vlans else vlan
+        if key in vlans:
+            _put(out, ("bridge", "domain", BRIDGE, "vlan", str(key)), vlans[key])
+            for vni in at(vlans[key], "bridge domain %s vlan %s" % (BRIDGE, key), "vni"):
+                evpn = at(cfg, "", "evpn", "vni")
+                if str(vni) in evpn:
+                    _put(out, ("evpn", "vni", str(vni)), evpn[str(vni)])
+        vrf = str(at(iface, where, "ip").get("vrf", ""))
+        vrfs = at(cfg, "", "vrf")
+        if vrf and vrf in vrfs:
+            _put(out, ("vrf", vrf), _vrf_owned(at(vrfs, "vrf", vrf), "vrf " + vrf))
+    for vlan, ports in _memberships(interfaces).items():
+        if vlan in ours:
+            for p in ports:
+                membership = at(interfaces, "interface", p["port"], "bridge", "domain", BRIDGE)
+                _put(out, ("interface", p["port"], "bridge", "domain", BRIDGE), membership)
+    return out
+
+
+def _project(tree: Any, shape: Any) -> Any:
+    """The part of ``tree`` at the paths of ``shape`` (a tree whose leaves, or empty mappings, end a path)."""
+    if not isinstance(shape, dict) or not shape or not isinstance(tree, dict):
+        return tree
+    return {k: _project(tree[k], v) for k, v in shape.items() if k in tree}
+
+
+def _merge(into: dict, tree: dict) -> dict:
+    for key, value in tree.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+    return into
+
+
+def shown(config: Any, set_tree: dict, unset: list[str]) -> dict:
+    """What a change's diff may show of a whole NVUE config: what we own, and the paths the change sets
+    (``set_tree``) or unsets (``unset``: REST paths, each part URL-encoded); nothing else of the switch."""
+    cfg = load(config)
+    shape: dict = copy.deepcopy(set_tree) if isinstance(set_tree, dict) else {}
+    for path in unset:
+        _put(shape, tuple(unquote(part) for part in path.split("/") if part), {})
+    out = _merge(_merge({}, copy.deepcopy(owned(cfg))), copy.deepcopy(_project(cfg, shape)) or {})
+    vrfs = at(out, "", "vrf")
+    for name in vrfs:
+        vrfs[name] = _vrf_owned(at(vrfs, "vrf", name), "vrf %s" % name)
+    return out

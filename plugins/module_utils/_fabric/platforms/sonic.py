@@ -314,3 +314,29 @@ def parse(config: Any) -> list[dict]:
                 % (where, marker(tenant), len(gateways), name, ", ".join(gateways))
             )
     return found.result()
+
+
+# --- what results may show -------------------------------------------------------------------
+
+
+def owned(config: Any) -> dict:
+    """The part of a config_db (text or parsed) the collection reads: the VLANs marked as ours, their
+    members, tunnel maps, interfaces and VRFs. ``parse`` reads the same tenants from it as from the whole
+    config_db; nothing else of the switch (users, TACACS/RADIUS keys, SNMP, BGP sessions) is in it."""
+    db = load(config)
+    vlans = {name: fields for name, fields in at(db, "", "VLAN").items()
+             if owner(at(fields, "VLAN|%s" % name).get("description")) is not None}
+    out: dict[str, dict] = {"VLAN": vlans} if vlans else {}
+
+    def keep(table: str, rows: dict) -> None:
+        if rows:
+            out[table] = rows
+
+    keep("VLAN_MEMBER", {k: v for k, v in at(db, "", "VLAN_MEMBER").items() if k.split("|", 1)[0] in vlans})
+    keep("VXLAN_TUNNEL_MAP", {k: v for k, v in at(db, "", "VXLAN_TUNNEL_MAP").items()
+                              if at(v, "VXLAN_TUNNEL_MAP|" + k).get("vlan") in vlans})
+    ifaces = {k: v for k, v in at(db, "", "VLAN_INTERFACE").items() if k.split("|", 1)[0] in vlans}
+    keep("VLAN_INTERFACE", ifaces)
+    bound = {str(at(v, "VLAN_INTERFACE|" + k).get("vrf_name", "")) for k, v in ifaces.items() if "|" not in k}
+    keep("VRF", {k: v for k, v in at(db, "", "VRF").items() if k in bound})
+    return out

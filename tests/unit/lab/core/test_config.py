@@ -17,7 +17,7 @@ from gpucloud_lab.core import config
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet
 
 LAB = Path(__file__).resolve().parents[4] / "lab"
-FLEET = yaml.safe_load(config.FLEET.read_text())
+FLEET = config.fleet()
 
 
 def test_the_lab_fleet_is_a_valid_fleet():
@@ -68,7 +68,7 @@ def test_the_lab_keeps_its_addresses():
 
 def derive(tmp_path: Path, fleet: dict, boot_targets: dict | None = None) -> subprocess.CompletedProcess:
     """The lab's config as it derives from another fleet file (it derives at import, so in a new process)."""
-    (tmp_path / "fleet.yml").write_text(yaml.safe_dump(fleet))
+    config.write_fleet(tmp_path / "fleet.yml", fleet)
     groups = {"all": {"children": {"boot_targets": {"hosts": boot_targets if boot_targets is not None
                                                     else {"gpu4": None}}}}}
     (tmp_path / "lab_hosts.yml").write_text(yaml.safe_dump(groups))

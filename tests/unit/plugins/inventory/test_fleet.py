@@ -103,3 +103,38 @@ def test_wireguard_tunnels_live_on_the_gateway_and_the_private_nodes_only():
         ("cp", "198.51.100.11:51820", True)]
     (gateway,) = hostvars["cp"]["gpucloud_wireguard_tunnels"]
     assert [(p["host"], p["allowed"], p["endpoint"]) for p in gateway["peers"]] == [("gpu1", "10.201.0.21/32", None)]
+
+
+def test_a_nodes_bmc_is_a_variable_of_its_own_and_never_in_its_node_entry():
+    hostvars = listed(EXAMPLE)["_meta"]["hostvars"]
+    nodes = [h for h, v in hostvars.items() if "gpucloud_node" in v]
+    assert nodes and all("bmc" not in hostvars[h]["gpucloud_node"] for h in nodes)
+    bmc = hostvars["gpu-r1-01"]["gpucloud_bmc"]
+    assert (bmc["address"], bmc["username"], set(bmc["password"])) == ("10.0.2.21", "admin", {"__ansible_vault"})
+    carriers = sorted(h for h, v in hostvars.items() if "gpucloud_bmc" in v)
+    assert carriers == sorted(nodes)
+
+
+def test_nodes_are_reached_with_their_host_key_checked_against_the_sites_known_hosts(tmp_path):
+    default = listed(EXAMPLE, "--export")["gpu_nodes"]["vars"]
+    assert default["ansible_ssh_common_args"] == (
+        "-o StrictHostKeyChecking=yes -o UserKnownHostsFile=~/.ansible/gpucloud/known_hosts"
+        " -o GlobalKnownHostsFile=/dev/null")
+    assert default["os_install_known_hosts"] == "~/.ansible/gpucloud/known_hosts"
+    data = fleet()
+    data["site"]["ssh_known_hosts"] = "/etc/gpucloud/fra1.known_hosts"
+    path = tmp_path / "fleet.yml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    hostvars = listed(str(path))["_meta"]["hostvars"]
+    for name in ("gpu01", "gpu02"):
+        assert "UserKnownHostsFile=/etc/gpucloud/fra1.known_hosts " in hostvars[name]["ansible_ssh_common_args"]
+        assert hostvars[name]["os_install_known_hosts"] == "/etc/gpucloud/fra1.known_hosts"
+    others = [h for h, v in hostvars.items() if "gpucloud_node" not in v]
+    assert others and not [h for h in others if "ansible_ssh_common_args" in hostvars[h]]
+
+
+def test_an_inventorys_own_group_vars_keep_their_ssh_options():
+    """The lab inventory keeps its own known_hosts (group_vars/all.yml, gpu_nodes.yml) over the fleet's."""
+    hostvars = listed(os.path.join(ROOT, "inventories", "lab"))["_meta"]["hostvars"]
+    assert "UserKnownHostsFile=/var/lib/gpucloud-lab/ssh/known_hosts" in hostvars["gpu1"]["ansible_ssh_common_args"]
+    assert hostvars["gpu1"]["os_install_known_hosts"] == "/var/lib/gpucloud-lab/provision/known_hosts"

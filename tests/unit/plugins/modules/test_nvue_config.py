@@ -5,6 +5,7 @@ _fabric/test_nvue_api.py."""
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -59,7 +60,34 @@ def test_apply_then_nothing_to_do_with_the_diff_only_in_diff_mode(capsys):
         rc, out, printed = run_main(capsys, sim, set=TREE, _ansible_diff=True)
         assert rc == 0 and out["changed"] is False and out["revision"] is None and "diff" not in out
         rc, out, printed = run_main(capsys, sim, state="gathered")
-        assert out["config"]["interface"]["vlan300"]["type"] == "svi"
+        assert out["config"] == {}  # vlan300 is the operator's, not ours
+        assert "config" not in run_main(capsys, sim, set=TREE)[1]
+
+
+COMMUNITY, BGP_PASSWORD = "snmp-c0mmunity-unit", "bgp-s3cret-unit"
+SWITCH_OWN = {
+    "system": {"snmp-server": {"readonly-community": {COMMUNITY: {"access": {"any": {}}}}}},
+    "vrf": {"default": {"router": {"bgp": {"neighbor": {"10.0.0.1": {"password": BGP_PASSWORD}}}}}},
+}
+OURS = {"interface": {"vlan101": {"type": "svi", "vlan": 101, "description": "gpucloud:acme",
+                                  "ip": {"vrf": "acme", "vrr": {"address": {"10.101.0.1/24": {}}}}},
+                      "swp1": {"bridge": {"domain": {"br_default": {"access": 101}}}}},
+        "bridge": {"domain": {"br_default": {"vlan": {"101": {"vni": {"10101": {}}}}}}},
+        "vrf": {"acme": {"evpn": {"vni": {"50101": {}}}}}}
+
+
+def test_what_it_returns_of_the_switch_is_ours_and_what_it_changes(capsys):
+    applied = copy.deepcopy({**SWITCH_OWN, **OURS, "vrf": {**SWITCH_OWN["vrf"], **OURS["vrf"]}})
+    with NvueSimulation(version="5.12", password=PASSWORD, applied=applied) as sim:
+        rc, out, printed = run_main(capsys, sim, state="gathered")
+        assert rc == 0 and out["config"] == OURS
+        rc, out, printed = run_main(capsys, sim, set={"interface": {"vlan101": {"description": "gpucloud:acme2"}}},
+                                    unset=["interface/swp1/bridge/domain/br_default"], _ansible_diff=True)
+        assert rc == 0 and out["changed"] and out["diff"]["before"] == OURS
+        assert out["diff"]["after"]["interface"]["vlan101"]["description"] == "gpucloud:acme2"
+        assert "swp1" not in out["diff"]["after"]["interface"]
+    assert COMMUNITY not in printed and BGP_PASSWORD not in printed
+    assert sim.applied["system"] == SWITCH_OWN["system"]  # the switch's own config is kept, only not shown
 
 
 def test_check_mode_applies_nothing(capsys):

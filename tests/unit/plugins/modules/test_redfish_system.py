@@ -2,9 +2,24 @@
 """The redfish_system module's decisions: change only what differs, nothing sent in check mode."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ansible_collections.gpucloud.baremetal.plugins.modules import redfish_system
+
+try:
+    from ansible.module_utils.testing import patch_module_args
+except ImportError:  # ansible-core before 2.19
+    from contextlib import contextmanager
+    from unittest import mock
+
+    from ansible.module_utils import basic
+
+    @contextmanager
+    def patch_module_args(args):
+        with mock.patch.object(basic, "_ANSIBLE_ARGS", json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode()):
+            yield
 
 
 class FakeClient:
@@ -51,3 +66,38 @@ def test_boot_once_is_set_once_and_check_mode_sends_nothing() -> None:
     redfish_system.run(fake, "read", "Pxe", check=False, wait=True, wait_timeout=10)
     again = redfish_system.run(fake, "read", "Pxe", check=False, wait=True, wait_timeout=10)
     assert not again["changed"] and fake.sent == [("boot", "Pxe")]
+
+
+PASSWORD = "bmc-Pa55-w0rd-unit"
+
+
+def run_main(capsys: pytest.CaptureFixture, **args) -> tuple[dict, str]:
+    with patch_module_args(args), pytest.raises(SystemExit):
+        redfish_system.main()
+    printed = capsys.readouterr().out
+    return json.loads(printed), printed
+
+
+@pytest.mark.parametrize("args, problem", [
+    ({"power": "bogus"}, "value of power must be one of"),
+    ({"bmc": {"address": "127.0.0.1:9", "username": "admin", "password": PASSWORD, "port": 623}},
+     "Unsupported parameters for (basic.py) module: bmc.port"),
+    ({"bmc": {"address": "127.0.0.1:9", "username": "admin", "password": PASSWORD, "validate_certs": "maybe"}},
+     "validate_certs"),
+    ({"wait_timeout": "soon"}, "wait_timeout"),
+])
+def test_a_wrong_argument_fails_without_returning_the_password(capsys, args, problem):
+    """An argument error is answered before the module runs: the password must not be in it either
+    (AnsibleModule returns the arguments it got as invocation.module_args)."""
+    base = {"name": "gpu1", "bmc": {"address": "127.0.0.1:9", "username": "admin", "password": PASSWORD}}
+    result, printed = run_main(capsys, **{**base, **args})
+    assert result["failed"] and problem in result["msg"], result["msg"]
+    assert PASSWORD not in printed
+    assert result["invocation"]["module_args"]["bmc"]["password"] == "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"
+
+
+def test_an_unreachable_bmc_fails_naming_it_without_the_password(capsys):
+    result, printed = run_main(capsys, name="gpu1", retries=0, timeout=1,
+                               bmc={"address": "127.0.0.1:9", "username": "admin", "password": PASSWORD})
+    assert result["failed"] and "gpu1: BMC https://127.0.0.1:9" in result["msg"], result["msg"]
+    assert PASSWORD not in printed

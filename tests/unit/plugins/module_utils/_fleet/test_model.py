@@ -59,6 +59,12 @@ CASES = [
     ("wrong-plugin", _set(["plugin"], "other.fleet"), "plugin: must be gpucloud.baremetal.fleet"),
     ("tenant-typo-key", _set(["tenants", 1, "isolaton"], "shared"), "tenants[1].isolaton: unknown key"),
     ("nodes-not-list", _set(["nodes"], {"a": 1}), "nodes: must be a list, got a mapping"),
+    # where the nodes' host keys are kept
+    ("relative-known-hosts", _set(["site", "ssh_known_hosts"], "known_hosts"),
+     "site.ssh_known_hosts: 'known_hosts' is not a file on the controller: an absolute path or ~/PATH"),
+    ("known-hosts-with-space", _set(["site", "ssh_known_hosts"], "/etc/ssh/my hosts"),
+     "site.ssh_known_hosts: '/etc/ssh/my hosts' is not a file on the controller"),
+    ("known-hosts-a-folder", _set(["site", "ssh_known_hosts"], "~/.ssh/"), "site.ssh_known_hosts: '~/.ssh/' is not"),
     # MACs
     ("malformed-mac", _set(["nodes", 1, "mac"], "52:54:00:00:00"), "nodes[1].mac: '52:54:00:00:00' is not a MAC address"),
     ("multicast-mac", _set(["nodes", 1, "mac"], "01:00:5e:00:00:01"), "nodes[1].mac: 01:00:5e:00:00:01 is a multicast MAC"),
@@ -410,3 +416,10 @@ def test_the_model_imports_no_view():
             if isinstance(stmt, ast.ImportFrom) and stmt.module is None and any(a.name == "views" for a in stmt.names):
                 offenders.append("%s: from . import views" % path.name)
     assert offenders == []
+
+
+def test_the_sites_known_hosts_file_has_a_default_and_keeps_what_is_given():
+    assert load_fleet(fleet())["site"]["ssh_known_hosts"] == "~/.ansible/gpucloud/known_hosts"
+    data = fleet()
+    data["site"]["ssh_known_hosts"] = "~/.ssh/gpucloud-fra1"
+    assert load_fleet(data)["site"]["ssh_known_hosts"] == "~/.ssh/gpucloud-fra1"

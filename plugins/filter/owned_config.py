@@ -1,0 +1,26 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+from typing import Any
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.errors import FabricError
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.registry import names, owned_native
+
+
+def owned_config(config: Any, platform: str) -> Any:
+    if platform not in names():
+        raise AnsibleFilterError("owned_config: unknown platform %r; one of %s" % (platform, ", ".join(names())))
+    try:
+        return owned_native(platform, config)
+    except FabricError as exc:
+        raise AnsibleFilterError("owned_config: %s" % "; ".join(exc.problems)) from None
+
+
+class FilterModule:
+    def filters(self) -> dict:
+        return {"owned_config": owned_config}
