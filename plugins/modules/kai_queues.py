@@ -15,8 +15,9 @@ description:
     C(scheduling.run.ai/v2)) with C(resources.{gpu,cpu,memory}.{quota,limit,overQuotaWeight}), in one task.
   - Every queue states C(cpu) and C(memory) as well as C(gpu) - KAI reads a resource a queue leaves out as
     limit 0, "no additional resources allowed", and would admit no pod that requests CPU. Where a tenant gives
-    no C(cpu) / C(memory), its queue gets quota 0 (nothing guaranteed), limit -1 (none) and its GPU weight; the
-    parent gets the sum of its children's quotas and no limit.
+    no C(cpu) / C(memory), its queue gets quota and limit -1 (unlimited - a quota of 0 would refuse every
+    non-preemptible pod that asks for CPU) and its GPU weight; the parent gets the sum of its children's quotas
+    (-1 when one is unlimited) and no limit.
   - Reads every queue with one request and applies only the queues that differ, by server-side
     apply with the field manager O(field_manager); a second run makes no write (C(changed=false)).
   - KAI does not check children against their parent, so this module does, before any change.

@@ -42,7 +42,7 @@ def queue_resources(spec: dict, where: str = "") -> dict:
     """``{gpu: {quota, limit, over_quota_weight}, cpu: ..., memory: ...}`` in the fleet's units (GPUs, cores,
     Kubernetes quantities) -> KAI's ``resources`` mapping. Every queue states all three resources: KAI reads
     a missing ``limit`` as 0, "no additional resources allowed" (docs/queues/README.md), so a queue that left
-    out cpu or memory would admit no pod; cpu and memory default to quota 0, limit -1 and the GPU's weight."""
+    out cpu or memory would admit no pod; cpu and memory default to quota and limit -1 and the GPU's weight."""
     out = {}
     problems = []
     weight = (spec.get("gpu") or {}).get("over_quota_weight", 1)
@@ -164,7 +164,7 @@ def check_tree(parent: dict, leaves: list[dict], gpu_capacity: int | float | Non
         for leaf in given:
             lres = leaf["spec"]["resources"][res]
             lq, ll = lres.get("quota"), lres.get("limit")
-            if quota is not None and quota != UNLIMITED and lq is not None and lq > quota:
+            if quota is not None and quota != UNLIMITED and lq is not None and (lq > quota or lq == UNLIMITED):
                 problems.append(
                     "%s: %s quota %s exceeds the quota %s of its parent %s"
                     % (leaf["name"], res, _show(lq, res), _show(quota, res), parent["name"])
@@ -175,8 +175,9 @@ def check_tree(parent: dict, leaves: list[dict], gpu_capacity: int | float | Non
                     "%s: %s limit %s exceeds the limit %s of its parent %s"
                     % (leaf["name"], res, _show(ll, res), _show(limit, res), parent["name"])
                 )
-        total = sum(leaf["spec"]["resources"][res].get("quota") or 0 for leaf in given)
-        if quota is not None and quota != UNLIMITED and total > quota:
+        quotas = [leaf["spec"]["resources"][res].get("quota") or 0 for leaf in given]
+        total = UNLIMITED if UNLIMITED in quotas else sum(quotas)
+        if quota is not None and quota != UNLIMITED and total != UNLIMITED and total > quota:
             problems.append(
                 "%s: %s quotas together %s exceed the quota %s of their parent %s"
                 % (", ".join(leaf["name"] for leaf in given), res, _show(total, res), _show(quota, res), parent["name"])

@@ -225,7 +225,7 @@ def test_egress_is_the_namespace_the_cluster_dns_and_the_api_servers_only() -> N
 
 
 def test_a_host_without_the_policy_api_is_refused_unless_the_operator_accepts_pod_security_alone() -> None:
-    with pytest.raises(ProblemsError, match="does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy"):
+    with pytest.raises(ProblemsError, match=r"does not serve admissionregistration\.k8s\.io/v1 ValidatingAdmissionPolicy"):
         vcluster_values.run(params(BETA, policy_api_served=False, **PRO))
     accepted = vcluster_values.run(params(BETA, policy_api_served=False, pod_policy="when-served", **PRO))
     assert "ValidatingAdmissionPolicy" not in [o["kind"] for o in accepted["objects"]]

@@ -16,11 +16,11 @@ def _with(**tenant_keys) -> dict:
     return data
 
 
-def test_cpu_and_memory_default_to_nothing_guaranteed_no_limit_and_the_gpu_weight() -> None:
+def test_cpu_and_memory_default_to_unlimited_with_the_gpu_weight() -> None:
     tenant = load_fleet(fleet())["tenants"][0]
     weight = tenant["gpu"]["over_quota_weight"]
-    assert tenant["cpu"] == {"quota": 0, "limit": -1, "over_quota_weight": weight}
-    assert tenant["memory"] == {"quota": 0, "limit": -1, "over_quota_weight": weight}
+    assert tenant["cpu"] == {"quota": -1, "limit": -1, "over_quota_weight": weight}
+    assert tenant["memory"] == {"quota": -1, "limit": -1, "over_quota_weight": weight}
 
 
 def test_cpu_in_cores_and_memory_as_quantities_are_kept_as_given() -> None:

@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[5]
 KAI_VERSION = yaml.safe_load((REPO / "roles" / "kai_scheduler" / "defaults" / "main.yml").read_text())[
     "kai_scheduler_chart_version"]
 UPSTREAM = REPO.parent / "shared" / "upstream" / "kai-scheduler" / KAI_VERSION
-UNLIMITED = {"quota": 0, "limit": -1}
+UNLIMITED = {"quota": -1, "limit": -1}
 
 try:
     import jsonschema
@@ -66,7 +66,8 @@ def test_every_queue_states_gpu_cpu_and_memory_with_cpu_and_memory_unlimited_by_
 
 def test_cpu_in_cores_and_memory_as_quantities_become_kais_millicores_and_megabytes() -> None:
     tree = queue_tree([tenant("a", 2, cpu={"quota": 16, "limit": 32.5, "over_quota_weight": 3},
-                              memory={"quota": "64Gi", "limit": "1T", "over_quota_weight": 1})], gpu_capacity=8)
+                              memory={"quota": "64Gi", "limit": "1T", "over_quota_weight": 1}),
+                       tenant("b", 2, cpu={"quota": 0}, memory={"quota": 0})], gpu_capacity=8)
     leaf = tree[1]["spec"]["resources"]
     assert leaf["cpu"] == {"quota": 16000, "limit": 32500, "overQuotaWeight": 3}
     assert leaf["memory"] == {"quota": 68719, "limit": 1000000, "overQuotaWeight": 1}  # 64 GiB = 68719.48 MB
@@ -89,9 +90,9 @@ def test_a_leaf_above_its_parent_and_a_parent_above_capacity_are_refused() -> No
     assert err.value.problems == [
         "gpucloud: GPU quota 20 exceeds the fleet's GPU capacity of 16 for this tree",
         "tenant-a: gpu limit 40 exceeds the limit 32 of its parent gpucloud",
+        "tenant-a: cpu quota unlimited (-1) exceeds the quota 4 cores of its parent gpucloud",
         "tenant-b: cpu quota 8 cores exceeds the quota 4 cores of its parent gpucloud",
         "tenant-b: cpu limit 64 cores exceeds the limit 32 cores of its parent gpucloud",
-        "tenant-a, tenant-b: cpu quotas together 8 cores exceed the quota 4 cores of their parent gpucloud",
     ]
 
 
