@@ -12,8 +12,12 @@ short_description: The whole KAI Scheduler queue tree of a cluster, from the fle
 version_added: 0.1.0
 description:
   - Applies a parent queue for the cloud and one leaf queue per tenant (KAI Scheduler C(Queue),
-    C(scheduling.run.ai/v2)) with C(resources.gpu.{quota,limit,overQuotaWeight}), and C(cpu) /
-    C(memory) where a tenant gives them, in one task.
+    C(scheduling.run.ai/v2)) with C(resources.{gpu,cpu,memory}.{quota,limit,overQuotaWeight}), in one task.
+  - Every queue states C(cpu) and C(memory) as well as C(gpu) - KAI reads a resource a queue leaves out as
+    limit 0, "no additional resources allowed", and would admit no pod that requests CPU. Where a tenant gives
+    no C(cpu) / C(memory), its queue gets quota and limit -1 (unlimited - a quota of 0 would refuse every
+    non-preemptible pod that asks for CPU) and its GPU weight; the parent gets the sum of its children's quotas
+    (-1 when one is unlimited) and no limit.
   - Reads every queue with one request and applies only the queues that differ, by server-side
     apply with the field manager O(field_manager); a second run makes no write (C(changed=false)).
   - KAI does not check children against their parent, so this module does, before any change.
@@ -31,8 +35,9 @@ options:
     description:
       - The tenants whose leaf queues make up the tree, as the C(gpucloud.baremetal.fleet)
         inventory gives them in C(gpucloud_tenants) (C(name), C(queue), C(gpu) with C(quota),
-        C(limit), C(over_quota_weight)). C(cpu) (millicores) and C(memory) (MB) with the same
-        keys are used where present.
+        C(limit), C(over_quota_weight)), and C(cpu) (cores, e.g. C(64) or C(0.5)) and C(memory)
+        (Kubernetes quantities, e.g. C(512Gi)) with the same keys; C(-1) is unlimited. The module
+        writes them in KAI's units (millicores, MB of 10^6 bytes).
       - On the host cluster, the shared tenants; in a private tenant's own cluster, that tenant.
       - With O(state=absent), the tenants whose leaf queues are removed; omitted or empty removes
         every queue of the tree.
@@ -49,7 +54,7 @@ options:
   parent:
     description:
       - The parent queue. C(name) (default C(gpucloud)), C(display_name), and C(gpu) / C(cpu) /
-        C(memory) mappings with C(quota), C(limit), C(over_quota_weight).
+        C(memory) mappings with C(quota), C(limit), C(over_quota_weight), in the units of O(tenants).
     type: dict
     default: {}
   state:
@@ -62,7 +67,9 @@ options:
   prune:
     description:
       - With V(present), also remove the queues of this tree that this collection created and
-        that are not in O(tenants) any more (a tenant that left the fleet).
+        that are not in O(tenants) any more (a tenant that left the fleet). Without it they are only
+        reported (RV(stale), RV(stale_tenants)); the role C(gpucloud.baremetal.kai_scheduler) prunes
+        only with C(-e prune=true) and a confirmation that names those tenants.
     type: bool
     default: false
   field_manager:
@@ -130,6 +137,17 @@ deleted:
 unchanged:
   description: Queues already as wanted.
   returned: always
+  type: list
+  elements: str
+stale:
+  description: With O(state=present), the queues of this tree that this collection created for tenants no longer in
+    O(tenants) (removed with O(prune)).
+  returned: when O(state=present)
+  type: list
+  elements: str
+stale_tenants:
+  description: The tenants of RV(stale) (label C(gpucloud.baremetal/tenant)).
+  returned: when O(state=present)
   type: list
   elements: str
 requests:

@@ -1,5 +1,6 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Private nodes' WireGuard tunnels against the lab: real wireguard-go on the lab hosts.
+"""Private nodes' WireGuard tunnels against the lab: real wireguard-go on the lab hosts, and the gateway's
+forwarding and firewall as real nftables rules in the control-plane host's kernel.
 
 The lab fleet has one private tenant (acme: gpu1). These tests add a second one (zeta: gpu3) in a
 copy of the lab inventory, so that isolation between two tenants is tried for real.
@@ -58,6 +59,21 @@ def tunnels(lab: Lab, two_tenants: Path):
     assert gone.rc == 0, gone.failures()
 
 
+def _connects(host: str, address: str, port: int = 443, seconds: int = 3) -> str:
+    """'open', 'refused' (something answered with a reset) or 'dropped' (no answer): a TCP connect from host."""
+    rc = on(host, f"timeout {seconds} bash -c 'exec 3<>/dev/tcp/{address}/{port}'", check=False).returncode
+    return {0: "open", 124: "dropped"}.get(rc, "refused")
+
+
+def _retired_keys_only(host: str) -> list[str]:
+    """What is left in /etc/wireguard: only private keys moved aside (0600), no configuration, no live key."""
+    names = on(host, "ls /etc/wireguard").stdout.split()
+    assert all(".key.retired-" in n for n in names), (host, names)
+    modes = on(host, "stat -c %a /etc/wireguard/*.retired-* 2>/dev/null; true").stdout.split()
+    assert set(modes) <= {"600"}, (host, modes)
+    return names
+
+
 def _ping(host: str, address: str, tries: int = 5) -> bool:
     for _attempt in range(tries):
         if on(host, f"ping -c 1 -W 2 {address}", check=False).returncode == 0:
@@ -79,9 +95,9 @@ def test_tunnels_up_isolated_idempotent_rotatable_and_secret(lab: Lab, tunnels: 
     assert first.rc == 0, first.failures()
     assert set(first.hosts_with("changed")) == {"cp", "gpu1", "gpu3"}
 
-    # Traffic across the tunnel, and a recent handshake.
-    assert _ping("gpu1", ACME_HUB) and _ping("gpu3", ZETA_HUB)
-    assert _ping("cp", ACME_GPU1)
+    # Traffic across the tunnel (the gateway answers nothing from a tunnel but the hub's API port, so the
+    # gateway pings the nodes), and a recent handshake.
+    assert _ping("cp", ACME_GPU1) and _ping("cp", ZETA_GPU3)
     handshakes = on("gpu1", "wg show wg-acme latest-handshakes").stdout.split()
     assert len(handshakes) == 2 and time.time() - int(handshakes[1]) < 120, handshakes
 
@@ -119,7 +135,7 @@ def test_tunnels_up_isolated_idempotent_rotatable_and_secret(lab: Lab, tunnels: 
     assert _public_key("gpu3", "wg-zeta") == before["gpu3"]  # only the named tenant's tunnels
     assert _public_key("gpu1", "wg-acme") != before["gpu1"]
     assert _peers("cp", "wg-acme") == {_public_key("gpu1", "wg-acme")}
-    assert _ping("gpu1", ACME_HUB)
+    assert _ping("cp", ACME_GPU1)
 
 
 def test_missing_gateway_is_named(lab: Lab, tmp_path: Path) -> None:
@@ -140,7 +156,7 @@ def test_decommission_leaves_no_interface_peer_or_file(lab: Lab, tunnels: Path) 
     assert gone.rc == 0, gone.failures()
     for host in ("cp", "gpu1", "gpu3"):
         assert "wg-" not in on(host, "ip -o link show").stdout, host
-        assert on(host, "ls /etc/wireguard").stdout.split() == [], host
+        assert len(_retired_keys_only(host)) >= 1, host  # keys are moved aside, never deleted
     again = lab.playbook(PLAYBOOK, {"private_node_join_state": "absent", **TUNNELS_ONLY}, inventory=tunnels)
     assert again.rc == 0 and again.changed_tasks() == [], again.changed_tasks()
 
@@ -177,10 +193,17 @@ def test_private_node_joins_its_tenant_through_the_tunnel_and_offboarding_takes_
                 data = path.read_bytes()
                 assert not TOKEN.search(data), f"a bootstrap token in {path}"
                 assert not any(k in data for k in keys), f"a WireGuard private key in {path}"
-        # The tenant's API server answers on its endpoint through the tunnel, and only there.
+        # The tenant's API server answers on its endpoint through the tunnel, and only there: the gateway's
+        # forwarding (the collection's nftables rules) takes the hub's port to the tenant's Service; nothing of
+        # the lab listens on the hub address.
         version = on("gpu1", f"curl -sS --cacert /etc/kubernetes/pki/ca.crt https://{ACME_HUB}:443/version").stdout
         assert json.loads(version)["gitVersion"].startswith("v1.")
         assert on("gpu2", f"curl -sS -m 3 -k https://{ACME_HUB}:443/version", check=False).returncode != 0
+        assert f"{ACME_HUB}:443" not in on("cp", "ss -Htln").stdout
+        assert "dnat ip to" in on("cp", "nft list table inet gpucloud_wireguard").stdout
+        # Its GPUs are advertised in its own cluster, by the GPU Operator installed there.
+        allocatable = json.loads(_tenant_kubectl(acme, "get", "node", "gpu1", "-o", "json"))["status"]["allocatable"]
+        assert allocatable.get("nvidia.com/gpu") == str(hostvars()["gpu1"]["gpucloud_node"]["gpu"]["count"])
         node = json.loads(_tenant_kubectl(acme, "get", "node", "gpu1", "-o", "json"))
         ready = {c["type"]: c["status"] for c in node["status"]["conditions"]}
         assert ready["Ready"] == "True" and node["metadata"]["labels"]["gpucloud.baremetal/tenant"] == "acme"
@@ -204,7 +227,7 @@ def test_private_node_joins_its_tenant_through_the_tunnel_and_offboarding_takes_
         assert off.rc == 0, off.failures()
         assert "wg-" not in on("gpu1", "ip -o link show").stdout
         assert on("gpu1", "test -e /etc/kubernetes/kubelet.conf", check=False).returncode != 0
-        assert on("cp", "ls /etc/wireguard").stdout.split() == []
+        _retired_keys_only("cp")
     finally:
         lab.playbook(PLAYBOOK, {**extra, "private_node_join_state": "absent"})
         for name in ("acme", "beta"):
@@ -246,3 +269,88 @@ def test_join_script_variant_fetches_the_script_with_a_live_token_only(lab: Lab,
     assert on("gpu1", f"{curl} 'https://{ACME_HUB}/node/join?token=abcdef.0123456789abcdef'").stdout == "401"
     spoof = f"{curl} -H 'X-Remote-User: admin' -H 'X-Remote-Group: system:masters' https://{ACME_HUB}/api/v1/secrets"
     assert on("gpu1", spoof).stdout == "403"
+
+
+# --- the gateway is a firewall; nodes' keys are not trusted; pruning is explicit ------------------------------
+
+HOSTILE_WG = """#!/bin/sh
+# itest: a tampered wg that prints more than the public key
+if [ "$1" = pubkey ]; then /usr/bin/wg pubkey; echo 'AllowedIPs = 0.0.0.0/0'; exit 0; fi
+exec /usr/bin/wg "$@"
+"""
+
+
+def _through_the_tunnel(host: str, interface: str, address: str) -> None:
+    """What a hostile node (root on it) can do: route an address into its tunnel and let its peer take it."""
+    gateway_key = _public_key("cp", interface)
+    allowed = on(host, f"wg show {interface} allowed-ips").stdout
+    current = next(line.split("\t", 1)[1] for line in allowed.splitlines() if line.startswith(gateway_key))
+    on(host, f"wg set {interface} peer {gateway_key} allowed-ips {current.replace(' ', ',')},{address}/32 && "
+             f"ip route replace {address}/32 dev {interface}")
+
+
+def test_the_gateway_forwards_nothing_from_a_tunnel_even_with_ip_forward_on(lab: Lab, tunnels: Path) -> None:
+    up = lab.playbook(PLAYBOOK, TUNNELS_ONLY, inventory=tunnels)
+    assert up.rc == 0, up.failures()
+    pxe, cp = config.PXE_SERVER, config.CONTROL_PLANE
+    acme_net = ACME["wireguard"]["subnet"]
+    on("cp", "sysctl -qw net.ipv4.ip_forward=1")
+    on(pxe.name, f"ip route replace {acme_net} via {cp.ip}")  # so that a forwarded packet could come back
+    try:
+        _through_the_tunnel("gpu1", "wg-acme", pxe.ip)
+        _through_the_tunnel("gpu1", "wg-acme", ZETA_HUB)
+        assert not _ping("gpu1", pxe.ip, tries=2), "the gateway forwarded a tunnel's packet to the management network"
+        assert _connects("gpu1", ZETA_HUB) == "dropped", "another tenant's hub answered through the gateway"
+        # The same with the collection's table gone: the test would see it (the lab network itself forwards).
+        on("cp", "nft delete table inet gpucloud_wireguard")
+        assert _ping("gpu1", pxe.ip), "without the firewall the packet should have passed (is the test wrong?)"
+        assert _connects("gpu1", ZETA_HUB) == "refused"
+    finally:
+        on(pxe.name, f"ip route del {acme_net} via {cp.ip}", check=False)
+        on("cp", "sysctl -qw net.ipv4.ip_forward=0")
+        on("gpu1", f"ip route del {pxe.ip}/32; ip route del {ZETA_HUB}/32", check=False)
+    # The next run puts the rules back.
+    again = lab.playbook(PLAYBOOK, TUNNELS_ONLY, inventory=tunnels)
+    assert again.rc == 0, again.failures()
+    assert "gpucloud_wireguard" in on("cp", "nft list tables").stdout
+
+
+def test_a_node_that_prints_more_than_its_key_is_refused(lab: Lab, tunnels: Path) -> None:
+    on("gpu3", f"cat > /usr/local/sbin/wg <<'EOF'\n{HOSTILE_WG}EOF\nchmod 0755 /usr/local/sbin/wg")
+    try:
+        run = lab.playbook(PLAYBOOK, TUNNELS_ONLY, inventory=tunnels)
+        assert run.rc != 0
+        assert run.failed_tasks("gpu3") == ["Check that each public key is one WireGuard key (32 bytes, base64) "
+                                            "and nothing else"]
+        assert any("gpu3: `wg pubkey` for wg-zeta did not print one WireGuard public key" in f for f in run.failures())
+        zeta = on("cp", "cat /etc/wireguard/wg-zeta.conf").stdout
+        assert "0.0.0.0/0" not in zeta and "# gpu3" not in zeta  # the refused peer is left out
+        assert _peers("cp", "wg-zeta") == set()
+        assert _peers("cp", "wg-acme") == {_public_key("gpu1", "wg-acme")}  # other tenants are configured
+        assert "0.0.0.0/0" not in on("cp", "wg show all allowed-ips").stdout
+    finally:
+        on("gpu3", "rm -f /usr/local/sbin/wg")
+
+
+def test_tunnels_of_a_tenant_gone_from_the_fleet_stay_until_pruned_and_keep_their_keys(lab: Lab,
+                                                                                     tunnels: Path) -> None:
+    up = lab.playbook(PLAYBOOK, TUNNELS_ONLY, inventory=tunnels)
+    assert up.rc == 0, up.failures()
+    zeta_key = on("cp", "cat /etc/wireguard/wg-zeta.key").stdout.strip()
+    # The lab fleet as it is: zeta is not in it. Its tunnels are listed and kept.
+    kept = lab.playbook(PLAYBOOK, TUNNELS_ONLY)
+    assert kept.rc == 0, kept.failures()
+    assert "wg-zeta" in on("cp", "ip -o link show").stdout
+    said = json.dumps([e for e in kept.events if e.get("event") == "runner_on_ok"])
+    assert "Would prune (left in place): tunnels wg-zeta of tenants zeta" in said
+    assert "-e prune=true -e confirm=zeta" in said
+    refused = lab.playbook(PLAYBOOK, {**TUNNELS_ONLY, "prune": True, "confirm": "acme"})
+    assert refused.rc != 0 and any("confirm it with -e confirm=zeta" in f for f in refused.failures())
+    assert "wg-zeta" in on("cp", "ip -o link show").stdout
+    pruned = lab.playbook(PLAYBOOK, {**TUNNELS_ONLY, "prune": True, "confirm": "zeta"})
+    assert pruned.rc == 0, pruned.failures()
+    # (gpu3 is a shared node in the lab fleet, so this playbook no longer runs on it: only the gateway prunes.)
+    assert "wg-zeta" not in on("cp", "ip -o link show").stdout
+    retired = on("cp", "cat /etc/wireguard/wg-zeta.key.retired-*").stdout.strip()
+    assert retired == zeta_key and on("cp", "stat -c %a /etc/wireguard/wg-zeta.key.retired-*").stdout.strip() == "600"
+    assert "wg-acme" in on("cp", "ip -o link show").stdout

@@ -1,6 +1,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The tenants stage against the lab: KAI queues on the real Queue CRD, a vCluster per tenant
-(the lab controller's real per-tenant kube-apiserver), real RBAC, onboarding and offboarding."""
+"""The tenants stage against the lab: KAI queues on the real Queue CRD and the lab's simulation of KAI's
+queue admission, a vCluster per tenant (the lab controller's real per-tenant kube-apiserver, reached
+through its Service's NodePort), real RBAC, onboarding and offboarding."""
 from __future__ import annotations
 
 import json
@@ -9,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.lab import KUBECONFIG, Lab, config, kubectl, wait
+from tests.integration.conftest import Converged
+from tests.integration.lab import KUBECONFIG, Lab, config, hostvars, kubectl, wait
 
 TREE = "gpucloud-itest"
 CONTROL_PLANES = config.STATE_DIR / "controller" / "tenant-control-planes.json"
@@ -17,6 +19,8 @@ BETA_OBJECTS = ["limitrange/tenant-limits", "networkpolicy.networking.k8s.io/ten
                 "resourcequota/tenant-quota", "role.rbac.authorization.k8s.io/tenant-access",
                 "rolebinding.rbac.authorization.k8s.io/tenant-access", "serviceaccount/tenant-admin"]
 LABELS = "app.kubernetes.io/managed-by=gpucloud.baremetal"
+UNLIMITED = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+TENANTS = {t["name"]: t for t in hostvars()["localhost"]["gpucloud_tenants"]}
 
 
 def tenant(name: str, quota: int, limit: int = 16) -> dict:
@@ -48,8 +52,8 @@ def test_queue_tree_applied_idempotent_pruned_and_refused(lab: Lab) -> None:
         result = first.results("Apply the queue tree")["localhost"]
         assert result["created"] == [TREE, "itest-a", "itest-b", "itest-c"]
         got = queues()
-        assert got["itest-c"]["spec"] == {"displayName": "c", "parentQueue": TREE,
-                                          "resources": {"gpu": {"quota": 8, "limit": 16, "overQuotaWeight": 1}}}
+        assert got["itest-c"]["spec"] == {"displayName": "c", "parentQueue": TREE, "resources": {
+            "gpu": {"quota": 8, "limit": 16, "overQuotaWeight": 1}, "cpu": UNLIMITED, "memory": UNLIMITED}}
         assert got[TREE]["spec"]["resources"]["gpu"] == {"quota": 16, "limit": 16, "overQuotaWeight": 1}
 
         again = lab.playbook("kai_queues.yml", three)
@@ -130,14 +134,21 @@ def test_tenants_stage_check_apply_and_idempotent(lab: Lab, kdir: Path) -> None:
     assert host_queues["tenant-beta"]["spec"]["resources"]["gpu"] == {"quota": 8, "limit": 16, "overQuotaWeight": 2}
     assert host_queues["gpucloud"]["spec"]["resources"]["gpu"]["quota"] == 16  # the shared nodes' GPUs
 
-    # The exported kubeconfigs: 0600 in a 0700 folder, and each reaches the tenant's own API server.
+    assert {k: v for k, v in ns.items() if k.startswith("pod-security.kubernetes.io/")} == {
+        "pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/enforce-version": "latest",
+        "pod-security.kubernetes.io/warn": "restricted", "pod-security.kubernetes.io/warn-version": "latest",
+        "pod-security.kubernetes.io/audit": "restricted", "pod-security.kubernetes.io/audit-version": "latest"}
+
+    # The exported kubeconfigs: 0600 in a 0700 folder, each naming its tenant's Service (the NodePort of the
+    # fleet on the host cluster's node) and reaching the tenant's own API server through it, from here.
     assert oct(kdir.stat().st_mode & 0o777) == "0o700"
-    host_server = kubectl("config", "view", "-o", "jsonpath={.clusters[0].cluster.server}").stdout
     for name in ("acme", "beta"):
         path = kdir / f"{name}.kubeconfig"
         assert oct(path.stat().st_mode & 0o777) == "0o600"
         server = kubectl("config", "view", "-o", "jsonpath={.clusters[0].cluster.server}", kubeconfig=path).stdout
-        assert server and server != host_server
+        assert server == f"https://{config.CONTROL_PLANE.ip}:{TENANTS[name]['vcluster']['node_port']}"
+        service = json.loads(kubectl("get", "service", name, "-n", f"tenant-{name}", "-o", "json").stdout)["spec"]
+        assert (service["type"], service["ports"][0]["nodePort"]) == ("NodePort", TENANTS[name]["vcluster"]["node_port"])
         names = kubectl("get", "namespaces", "-o", "name", kubeconfig=path).stdout.split()
         assert "namespace/default" in names and f"namespace/tenant-{name}" not in names
     # The private tenant schedules inside its own cluster: KAI's Queue CRD and its queue are there.
@@ -146,6 +157,9 @@ def test_tenants_stage_check_apply_and_idempotent(lab: Lab, kdir: Path) -> None:
     assert {q["metadata"]["name"]: q["spec"]["resources"]["gpu"]["quota"] for q in inside} == {
         "gpucloud": 8, "tenant-acme": 8}
     assert "tenant-acme" not in queues("gpucloud")
+    # ... and its own GPU Operator: a ClusterPolicy in its cluster, none of the host's.
+    policies = kubectl("get", "clusterpolicies.nvidia.com", "-o", "name", kubeconfig=kdir / "acme.kubeconfig").stdout
+    assert policies.split() == ["clusterpolicy.nvidia.com/cluster-policy"]
 
     again = lab.playbook("playbooks/tenants.yml", _vars(kdir))
     assert again.rc == 0 and again.changed_tasks() == [], again.changed_tasks()
@@ -211,7 +225,8 @@ def test_a_misspelled_value_fails_before_install_then_onboarding_is_one_command(
     oss = lab.playbook("playbooks/tenant_onboard.yml",
                        _vars(kdir, tenant="beta", vcluster_tenant_shared_enforcement="admission-policy"), limit="localhost")
     assert oss.rc != 0
-    assert oss.failed_tasks() == ["Stop before any change when the host cannot enforce the scheduler and queue"]
+    assert oss.failed_tasks() == [
+        "Compute vcluster.yaml and the host objects (fails on a tier change or missing settings, before any change)"]
     assert "ValidatingAdmissionPolicy (Kubernetes 1.30 or later)" in " ".join(oss.failures())
     assert kubectl("get", "namespace", "tenant-beta", check=False).returncode != 0, "a change was made"
 
@@ -227,3 +242,63 @@ def test_a_misspelled_value_fails_before_install_then_onboarding_is_one_command(
     again = lab.playbook("playbooks/tenant_onboard.yml", _vars(kdir, tenant="beta"))
     # The tenants stage's plays run on localhost; the fabric play (switches) is the fabric stage's to keep idempotent.
     assert again.rc == 0 and again.changed_tasks("localhost") == [], again.changed_tasks()
+
+
+# --- KAI's queue admission (the lab's simulation of KAI, sim/kai_scheduler_sim.py) on the converged lab --------
+
+
+def _pod(name: str, gpus: int, cpu: str) -> dict:
+    """A shared tenant's pod as vCluster's syncer writes it into the host namespace: KAI's scheduler, the queue."""
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "tenant-beta", "labels": {"kai.scheduler/queue": "tenant-beta",
+                                                                           "itest": "kai"}},
+            "spec": {"schedulerName": "kai-scheduler", "containers": [{
+                "name": "train", "image": "nvcr.io/nvidia/pytorch:25.01-py3",
+                "resources": {"limits": {"nvidia.com/gpu": str(gpus)}, "requests": {"cpu": cpu, "memory": "1Gi"}}}]}}
+
+
+def _get_pod(name: str) -> dict:
+    return json.loads(kubectl("get", "pod", name, "-n", "tenant-beta", "-o", "json").stdout)
+
+
+def test_a_tenant_pod_runs_in_its_queue_and_one_over_the_queues_limit_stays_pending(converged: Converged) -> None:
+    beta = TENANTS["beta"]
+    limit = beta["cpu"]["limit"]  # cores; the fleet's tenants[].cpu
+    try:
+        kubectl("apply", "-f", "-", input=json.dumps(_pod("itest-fits", 1, "1")))
+        bound = wait(lambda: _get_pod("itest-fits")["spec"].get("nodeName"), "KAI to bind the pod")
+        assert bound in [h.name for h in config.GPU_NODES] and not hostvars()[bound]["gpucloud_node"].get("tenant")
+        wait(lambda: _get_pod("itest-fits")["status"].get("phase") == "Running", "the bound pod to run")
+
+        over = _pod("itest-over", 1, str(limit))  # 1 core allocated + the limit requested > the limit
+        kubectl("apply", "-f", "-", input=json.dumps(over))
+        condition = wait(lambda: next((c for c in _get_pod("itest-over")["status"].get("conditions", [])
+                                       if c["type"] == "PodScheduled" and c.get("reason") == "Unschedulable"), None),
+                         "KAI to refuse the pod")
+        assert condition["status"] == "False"
+        assert condition["message"] == (
+            f"OverLimit: beta quota has reached the allowable limit of CPU cores. Limit is {limit} cores, currently 1 "
+            f"cores allocated and workload requested {limit} cores.")
+        time.sleep(2)
+        assert not _get_pod("itest-over")["spec"].get("nodeName")
+    finally:
+        kubectl("delete", "pods", "-n", "tenant-beta", "-l", "itest=kai", "--wait=false", check=False)
+
+
+def test_a_shared_tenants_control_plane_pod_is_admitted_under_pod_security(converged: Converged) -> None:
+    """Its namespace enforces Pod Security baseline (restricted would refuse vCluster's root control plane).
+    The lab's kube-apiserver (1.20) enforces neither Pod Security nor ValidatingAdmissionPolicies; the unit
+    tests evaluate the policy's CEL (cel-python) on the control-plane pod and on privileged pods."""
+    labels = json.loads(kubectl("get", "namespace", "tenant-beta", "-o", "json").stdout)["metadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "baseline"
+    pods = json.loads(kubectl("get", "pods", "-n", "tenant-beta", "-l", "app=vcluster,release=beta", "-o",
+                              "json").stdout)["items"]
+    assert [p["metadata"]["name"] for p in pods] == ["beta-0"]
+    assert {c["type"]: c["status"] for c in pods[0]["status"]["conditions"]}["Ready"] == "True"
+
+
+def test_shared_nodes_toolkit_gives_no_gpu_for_nvidia_visible_devices(converged: Converged) -> None:
+    """The GPU Operator's toolkit refuses the variable from unprivileged containers (a CUDA image sets it)."""
+    policy = json.loads(kubectl("get", "clusterpolicy", "cluster-policy", "-o", "json").stdout)
+    env = {e["name"]: e["value"] for e in policy["spec"]["toolkit"].get("env", [])}
+    assert env["ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED"] == "false"

@@ -3,14 +3,16 @@
 """THE LAB CONTROLLER: the loop that runs the lab's simulations of what needs GPUs or running pods.
 
 It only reacts to what the roles created, the way the real components would, and is never called
-by them. Every second it runs, in this order, four simulations (one file each):
+by them. Every second it runs, in this order, five simulations (one file each):
 
 * vcluster_sim.py: the vCluster control-plane pod of each tenant release (a real API server each);
 * kubelet_standin_sim.py: a kubelet's registration, for a host with a kubelet.conf but no kubelet
-  of its own;
+  of its own, and the pods bound to a lab host reported Running;
 * nvml_sim.py: the fleet's GPUs as a simulated NVML on each lab host with GPUs;
 * gpu_operator_sim.py: the NVIDIA GPU Operator (ClusterPolicy status, node labels, GPU capacity)
-  in the host cluster and every tenant control plane.
+  in each cluster that has its own ClusterPolicy (the host cluster, a private tenant's control plane);
+* kai_scheduler_sim.py: KAI Scheduler's queue admission and binding of kai-scheduler pods, in each
+  cluster where KAI is installed.
 
 Run by the lab (`python -m gpucloud_lab.sim.controller`, unit `lab-controller`); its log is
 LOG_DIR/lab-controller.log.
@@ -31,6 +33,7 @@ from gpucloud_lab.core.util import daemon_pid, lab_units, say, start_daemon, sto
 from gpucloud_lab.infra import kube
 from gpucloud_lab.infra.kubeapi import Api, ApiError
 from gpucloud_lab.sim.gpu_operator_sim import GpuOperator
+from gpucloud_lab.sim.kai_scheduler_sim import KaiScheduler
 from gpucloud_lab.sim.kubelet_standin_sim import Kubelet
 from gpucloud_lab.sim.nvml_sim import SimulatedGpus
 from gpucloud_lab.sim.vcluster_sim import TenantControlPlanes
@@ -41,7 +44,8 @@ LOG = logging.getLogger("lab-controller")
 class Controller:
     def __init__(self) -> None:
         self.host_api = Api(kube.HOST_CLUSTER.server)
-        self.operator = GpuOperator(self.host_api)
+        self.operator = GpuOperator()
+        self.kai = KaiScheduler()
         self.gpus = SimulatedGpus()
         self.tenants = TenantControlPlanes(self.host_api)
         self._apis: dict[str, Api] = {kube.HOST_CLUSTER.server: self.host_api}
@@ -62,6 +66,7 @@ class Controller:
         gpus = config.fleet_gpus()
         self.gpus.sync(gpus)
         self.operator.sync(apis, gpus)
+        self.kai.sync(apis)
 
 
 class LabController:
@@ -71,7 +76,7 @@ class LabController:
 
     def up(self) -> None:
         if not daemon_pid(self.unit):
-            say("lab controller (simulates GPU Operator, kubelet, vCluster control-plane pods)")
+            say("lab controller (simulates GPU Operator, KAI Scheduler, kubelet, vCluster control-plane pods)")
             start_daemon(self.unit, [sys.executable, "-m", "gpucloud_lab.sim.controller"],
                          env={"PYTHONPATH": str(config.LAB_DIR)})
 

@@ -17,8 +17,9 @@ ServiceMonitor: before v26.4 a missing monitoring.coreos.com CRD kept state-dcgm
 ready); NVIDIA/k8s-device-plugin `internal/lm/resource.go` (GFD's `nvidia.com/gpu.product|count`).
 What the lab cannot have is played from the fleet file: a node has the PCI devices, model and
 count the fleet gives it (a count of 0: no NVIDIA device, so no NFD pci-10de label); operands
-take OPERAND_START_S on each new GPU node; without a ClusterPolicy the device plugin is gone
-and the kubelet reports allocatable `nvidia.com/gpu: 0`.
+take OPERAND_START_S on each new GPU node; without a ClusterPolicy in the node's own cluster the
+device plugin is gone and the kubelet reports allocatable `nvidia.com/gpu: 0`. Each cluster is its
+own: a private tenant's nodes get GPUs only from an operator installed in the tenant's cluster.
 """
 from __future__ import annotations
 
@@ -33,7 +34,10 @@ CLUSTER_POLICIES = "/apis/nvidia.com/v1/clusterpolicies"
 
 
 class GpuOperator:
-    """Plays the GPU Operator's reconcile of the ClusterPolicy and its operands' effect on each Node."""
+    """Plays the GPU Operator's reconcile of the ClusterPolicy and its operands' effect on each Node, in each
+    cluster that has its own ClusterPolicy (an operator installed there): the host cluster, and a private
+    tenant's control plane, into which the collection installs the operator. A cluster without one gets no
+    operands, so its nodes advertise no GPUs."""
 
     OPERAND_START_S = 3.0
     NFD_PCI = "feature.node.kubernetes.io/pci-10de.present"
@@ -46,61 +50,60 @@ class GpuOperator:
     SERVICE_MONITOR_CRD = ("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
                            "servicemonitors.monitoring.coreos.com")
 
-    def __init__(self, host_api: Api) -> None:
-        self.host_api = host_api
+    def __init__(self) -> None:
         self.operands_since: dict[tuple[str, str], float] = {}  # (api server, node) -> when operands started
 
-    # --- the cluster-wide part: one reconcile of the ClusterPolicy ------------------------------
+    # --- the cluster-wide part: one reconcile of each cluster's ClusterPolicy ------------------------
     def sync(self, apis: dict[str, Api], gpus: dict[str, JSON]) -> None:
-        policies = sorted(self.host_api.items(CLUSTER_POLICIES),
-                          key=lambda p: (p["metadata"].get("creationTimestamp", ""), p["metadata"]["name"]))
         now = time.monotonic()
         for api in apis.values():
+            policies = sorted(api.items(CLUSTER_POLICIES),
+                              key=lambda p: (p["metadata"].get("creationTimestamp", ""), p["metadata"]["name"]))
             self._discover(api, gpus, operator=bool(policies), now=now)
-        if not policies:
-            self.operands_since.clear()
-            return
+            if policies:
+                self._reconcile(api, policies, now)
+            else:
+                self.operands_since = {k: v for k, v in self.operands_since.items() if k[0] != api.server}
+
+    def _reconcile(self, api: Api, policies: list[JSON], now: float) -> None:
         policy, ignored = policies[0], policies[1:]
         for other in ignored:
-            self._set_status(other, "ignored", None)
+            self._set_status(api, other, "ignored", None)
         spec = policy.get("spec", {})
-        gpu_nodes = [(api, node) for api in apis.values() for node in api.items("/api/v1/nodes")
-                     if node["metadata"].get("labels", {}).get(self.NFD_PCI) == "true"]
-        starting = [node for api, node in gpu_nodes if self._starting(api, node["metadata"]["name"], now)]
+        nodes = api.items("/api/v1/nodes")
+        gpu_nodes = [node for node in nodes if node["metadata"].get("labels", {}).get(self.NFD_PCI) == "true"]
+        starting = [node for node in gpu_nodes if self._starting(api, node["metadata"]["name"], now)]
         not_ready = [state for key, state in self.STATES if starting and (key is None or _enabled(spec, key))]
-        if "state-dcgm-exporter" not in not_ready and self._monitor_blocks(spec):
+        if "state-dcgm-exporter" not in not_ready and self._monitor_blocks(api, spec):
             not_ready.append("state-dcgm-exporter")
-        has_nfd = any(k.startswith("feature.node.kubernetes.io/") for n in self._all_nodes(apis)
+        has_nfd = any(k.startswith("feature.node.kubernetes.io/") for n in nodes
                       for k in n["metadata"].get("labels", {}))
         if not_ready:
             message = "ClusterPolicy is not ready; states not ready: [%s]" % " ".join(not_ready)
-            self._set_status(policy, "notReady", ("Error", "OperandNotReady", message))
+            self._set_status(api, policy, "notReady", ("Error", "OperandNotReady", message))
         elif not has_nfd:
-            self._set_status(policy, "ready", ("Ready", "NFDLabelsMissing", "No NFD labels found"))
+            self._set_status(api, policy, "ready", ("Ready", "NFDLabelsMissing", "No NFD labels found"))
         elif not gpu_nodes:
-            self._set_status(policy, "ready", ("Ready", "NoGPUNodes",
-                                               "No GPU node found, watching for new nodes to join the cluster."))
+            self._set_status(api, policy, "ready", ("Ready", "NoGPUNodes",
+                                                    "No GPU node found, watching for new nodes to join the cluster."))
         else:
-            self._set_status(policy, "ready", ("Ready", "Reconciled",
-                                               "ClusterPolicy is ready as all resources have been successfully "
-                                               "reconciled"))
+            self._set_status(api, policy, "ready", ("Ready", "Reconciled",
+                                                    "ClusterPolicy is ready as all resources have been successfully "
+                                                    "reconciled"))
 
     def _starting(self, api: Api, node: str, now: float) -> bool:
         return now - self.operands_since.get((api.server, node), now) < self.OPERAND_START_S
 
-    def _monitor_blocks(self, spec: JSON) -> bool:
+    def _monitor_blocks(self, api: Api, spec: JSON) -> bool:
         """Before v26.4, a ServiceMonitor asked for without its CRD kept the DCGM exporter state not ready."""
         monitor = spec.get("dcgmExporter", {}).get("serviceMonitor", {})
         wanted = _enabled(spec, "dcgmExporter") and monitor.get("enabled")
-        return bool(wanted) and self._version() < (26, 4) and self.host_api.get(self.SERVICE_MONITOR_CRD) is None
+        return bool(wanted) and self._version(api) < (26, 4) and api.get(self.SERVICE_MONITOR_CRD) is None
 
     @staticmethod
-    def _all_nodes(apis: dict[str, Api]) -> list[JSON]:
-        return [node for api in apis.values() for node in api.items("/api/v1/nodes")]
-
-    def _version(self) -> tuple[int, ...]:
+    def _version(api: Api) -> tuple[int, ...]:
         """The operator's version, from its Deployment's image tag (v26.7.0 -> (26, 7, 0))."""
-        for deployment in self.host_api.items("/apis/apps/v1/deployments?labelSelector=app%3Dgpu-operator"):
+        for deployment in api.items("/apis/apps/v1/deployments?labelSelector=app%3Dgpu-operator"):
             for container in deployment["spec"]["template"]["spec"].get("containers", []):
                 tag = container.get("image", "").rpartition(":")[2].lstrip("v").split("-")[0]
                 try:
@@ -109,12 +112,13 @@ class GpuOperator:
                     continue
         return (0,)
 
-    def _namespace(self) -> str:
-        for deployment in self.host_api.items("/apis/apps/v1/deployments?labelSelector=app%3Dgpu-operator"):
+    @staticmethod
+    def _namespace(api: Api) -> str:
+        for deployment in api.items("/apis/apps/v1/deployments?labelSelector=app%3Dgpu-operator"):
             return str(deployment["metadata"]["namespace"])
         return "gpu-operator"
 
-    def _set_status(self, policy: JSON, state: str, condition: tuple[str, str, str] | None) -> None:
+    def _set_status(self, api: Api, policy: JSON, state: str, condition: tuple[str, str, str] | None) -> None:
         """status.state and the Ready/Error pair as the operator's conditions updater sets them."""
         name, old = policy["metadata"]["name"], policy.get("status", {})
         conditions = [dict(c) for c in old.get("conditions", [])]
@@ -125,14 +129,15 @@ class GpuOperator:
             # Upstream leaves this message empty; this lab's API server (1.20) refuses an empty string
             # in a required field of a custom resource as null, so the lab writes one space.
             _set_condition(conditions, other, "False", kind, " ")
-        status = {"state": state, "namespace": self._namespace()}
+        status = {"state": state, "namespace": self._namespace(api)}
         if condition:
             status["conditions"] = conditions
         if all(old.get(k) == v for k, v in status.items()):
             return
         # An update of the status subresource, as the operator's conditions updater does.
-        self.host_api.request("PUT", f"{CLUSTER_POLICIES}/{name}/status", {**policy, "status": {**old, **status}})
-        LOG.info("ClusterPolicy %s: state %s%s", name, state, " (%s: %s)" % condition[1:] if condition else "")
+        api.request("PUT", f"{CLUSTER_POLICIES}/{name}/status", {**policy, "status": {**old, **status}})
+        LOG.info("ClusterPolicy %s in %s: state %s%s", name, api.server, state,
+                 " (%s: %s)" % condition[1:] if condition else "")
 
     # --- the per-node part: NFD, the operator's labels, GFD and the device plugin ----------------
     def _discover(self, api: Api, gpus: dict[str, JSON], operator: bool, now: float) -> None:

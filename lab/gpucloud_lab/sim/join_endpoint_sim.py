@@ -1,23 +1,25 @@
 # Copyright: (c) 2026, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Plays a private tenant's vCluster endpoint: its API behind TLS, and the node join script.
+"""Plays the vCluster pod behind a tenant's Service: its API behind TLS, and the node join script.
 
-A private tenant's vCluster is reached at ``controlPlane.endpoint`` (the tenant's WireGuard hub
-address, port 443): on a real host cluster that is the vCluster Service (443 -> 8443 of the
-control-plane pod), where the vCluster binary terminates TLS, serves the Kubernetes API, and serves
-``GET /node/join?token=<bootstrap token>``, the script of ``vcluster token create`` (vCluster Pro,
-closed source: it installs the Kubernetes binaries, enables containerd and the kubelet, and runs a
-normal ``kubeadm join``, per vCluster's private-nodes docs). In the lab the tenant API server listens on the
-control-plane host's management address, and this process, started by the lab controller in that
-host's network namespace, stands in front of it:
+A tenant's vCluster is reached through its Service (443 -> 8443 of the control-plane pod), which the
+collection exposes (here: a NodePort on the host cluster's node); a private tenant's nodes reach it at
+``controlPlane.endpoint`` (the tenant's WireGuard hub address, port 443), which the collection's WireGuard
+gateway forwards to that Service. Behind the Service the vCluster binary terminates TLS, serves the
+Kubernetes API, and, with private nodes, serves ``GET /node/join?token=<bootstrap token>``, the script of
+``vcluster token create`` (vCluster Pro, closed source: it installs the Kubernetes binaries, enables
+containerd and the kubelet, and runs a normal ``kubeadm join``, per vCluster's private-nodes docs). In the
+lab the tenant API server listens on the control-plane host's management address, and this process,
+started by the lab controller (vcluster_sim.py) in that host's network namespace, listens on the Service's
+NodePort on that address (where kube-proxy would take it to the pod) and plays the pod:
 
-* TLS with the tenant API server's own serving certificate (it carries the endpoint as SAN);
-  HTTP/1.1 only (ALPN), as clients fall back to it.
-* ``/node/join?token=T``: the token must be a live bootstrap token of the tenant cluster
-  (``kube-system/bootstrap-token-<id>`` with the same secret, usable for authentication, not
+* TLS with the tenant API server's own serving certificate (it carries the endpoint and the exposed
+  address as SANs); HTTP/1.1 only (ALPN), as clients fall back to it.
+* ``/node/join?token=T`` (private nodes only): the token must be a live bootstrap token of the tenant
+  cluster (``kube-system/bootstrap-token-<id>`` with the same secret, usable for authentication, not
   expired), else 401 and no script. The script is the lab's stand-in for vCluster's: it checks that
-  kubeadm and the kubelet are installed (lab hosts have them; installing them is what the real
-  script adds) and runs ``kubeadm join <endpoint> --token T --discovery-token-ca-cert-hash ...``.
+  kubeadm and the kubelet are installed (lab hosts have them; installing them is what the real script
+  adds) and runs ``kubeadm join <controlPlane.endpoint> --token T --discovery-token-ca-cert-hash ...``.
 * Everything else goes to the API server. A client that shows a certificate of the cluster CA (a
   kubelet after its TLS bootstrap) is passed on with kube-apiserver's front-proxy headers
   (``X-Remote-User``/``X-Remote-Group`` from the certificate's CN/O, over a connection with the
@@ -26,11 +28,10 @@ host's network namespace, stands in front of it:
   is passed on as it is, over a connection without a client certificate. Client-sent
   ``X-Remote-*`` headers are dropped.
 
-The endpoint address exists only while the tenant's WireGuard interface (made by the
-private_node_join role) is up, so the listening socket uses IP_FREEBIND: it may bind before the
-address is there.
+Not here: forwarding the hub address to the Service. That is the collection's part (the role
+private_node_join's nftables rules on the gateway), as on a site.
 
-Usage: python -m gpucloud_lab.sim.join_endpoint_sim LISTEN_IP:PORT TARGET_IP:PORT CERT KEY
+Usage: python -m gpucloud_lab.sim.join_endpoint_sim LISTEN_IP:PORT TARGET_IP:PORT CERT KEY [JOIN_ENDPOINT]
 """
 from __future__ import annotations
 
@@ -53,7 +54,6 @@ import yaml
 from gpucloud_lab.core import config
 from gpucloud_lab.infra import pki
 
-IP_FREEBIND = 15  # linux/in.h
 TOKEN = re.compile(r"^([a-z0-9]{6})\.([a-z0-9]{16})$")  # kubeadm's bootstrap token format
 # kubeadm preflight checks a lab host cannot pass, with the reasons, are kept in one place: the lab inventory's
 # node_join_ignore_preflight_errors. The real script runs on an installed GPU node, which passes them.
@@ -67,6 +67,7 @@ class Endpoint:
     target: tuple[str, int]
     cert: str
     key: str
+    join: str = ""  # controlPlane.endpoint (host:port) where private nodes join; empty: no join script
 
     @property
     def name(self) -> str:
@@ -152,7 +153,7 @@ def join_script(endpoint: Endpoint, token: str, ca_hash: str) -> str:
         "for tool in kubeadm kubelet; do\n"
         "  command -v \"$tool\" >/dev/null 2>&1 || { echo \"node join: $tool is not installed\" >&2; exit 1; }\n"
         "done\n"
-        f"exec kubeadm join {endpoint.name} --token {token} --discovery-token-ca-cert-hash {ca_hash} \\\n"
+        f"exec kubeadm join {endpoint.join} --token {token} --discovery-token-ca-cert-hash {ca_hash} \\\n"
         f"  --ignore-preflight-errors={ignores}\n"
     )
 
@@ -240,7 +241,7 @@ async def _handle(endpoint: Endpoint, ca_hash: str, reader: asyncio.StreamReader
                 break
             request_line, headers = _parse_head(head)
             method, target = [*request_line.split(" "), "", ""][:2]
-            if urllib.parse.urlsplit(target).path == "/node/join" and up_writer is None:
+            if urllib.parse.urlsplit(target).path == "/node/join" and up_writer is None and endpoint.join:
                 await _serve_join(endpoint, method, target, writer, ca_hash)
                 await writer.drain()
                 break
@@ -269,7 +270,6 @@ async def serve(endpoint: Endpoint) -> None:
     ca_hash = ca_cert_hash()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.SOL_IP, IP_FREEBIND, 1)
     sock.bind(endpoint.listen)
     server = await asyncio.start_server(lambda r, w: _handle(endpoint, ca_hash, r, w), sock=sock,
                                         ssl=endpoint.server_context())
@@ -283,10 +283,11 @@ def _address(text: str) -> tuple[str, int]:
 
 
 def main() -> int:
-    if len(sys.argv) != 5:
+    if len(sys.argv) not in (5, 6):
         print(__doc__, file=sys.stderr)
         return 2
-    asyncio.run(serve(Endpoint(_address(sys.argv[1]), _address(sys.argv[2]), sys.argv[3], sys.argv[4])))
+    join = sys.argv[5] if len(sys.argv) == 6 else ""
+    asyncio.run(serve(Endpoint(_address(sys.argv[1]), _address(sys.argv[2]), sys.argv[3], sys.argv[4], join)))
     return 0
 
 

@@ -9,6 +9,10 @@ registers that host's Node (Ready, invented capacity) with the API server named 
 a kubelet would (kubernetes 1.20 pkg/kubelet/kubelet_node_status.go). A host joined with
 `kubeadm join` runs the simulated kubelet binary (kubelet_sim.py), which registers and heartbeats
 its Node itself, with its own identity, and is left alone here.
+
+It also plays the one thing of a kubelet that no lab kubelet does: running the pods bound to its node.
+A pod that a scheduler bound (spec.nodeName, through the binding subresource; kai_scheduler_sim.py) to a
+Node of a lab host is reported Running and Ready, as its kubelet would once its containers started.
 """
 from __future__ import annotations
 
@@ -36,6 +40,12 @@ class Kubelet:
         self.apis = apis
 
     def sync(self) -> None:
+        self._register_hosts()
+        names = {host.name for host in config.HOSTS}
+        for api in self.apis.values():
+            run_bound_pods(api, names)
+
+    def _register_hosts(self) -> None:
         for host in config.HOSTS:
             root = hosts.root_dir(host)
             if (root / "var" / "lib" / "kubelet" / "pki" / "kubelet-client-current.pem").exists():
@@ -64,6 +74,35 @@ class Kubelet:
                                          "metadata": {"name": host.name, "labels": labels}})
         api.patch(f"/api/v1/nodes/{host.name}/status", {"status": _node_status(host)})
         LOG.info("node %s: registered with %s (kubelet stand-in)", host.name, api.server)
+
+
+def run_bound_pods(api: Api, hosts: set[str]) -> None:
+    """Pending pods bound to a lab host's Node: Running and Ready (their containers never start here)."""
+    for pod in api.items("/api/v1/pods?fieldSelector=status.phase%3DPending"):
+        node = pod["spec"].get("nodeName")
+        if node not in hosts or pod["metadata"].get("deletionTimestamp"):
+            continue
+        meta = pod["metadata"]
+        api.patch(f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/status",
+                  {"status": running_status(pod, host_ip=_node_ip(api, node))})
+        LOG.info("pod %s/%s: running on %s (kubelet stand-in)", meta["namespace"], meta["name"], node)
+
+
+def _node_ip(api: Api, node: str) -> str:
+    found = api.get(f"/api/v1/nodes/{node}") or {}
+    return next((a["address"] for a in found.get("status", {}).get("addresses", []) if a.get("type") == "InternalIP"),
+                "")
+
+
+def running_status(pod: JSON, host_ip: str) -> JSON:
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    conditions = [{"type": t, "status": "True", "lastTransitionTime": now}
+                  for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")]
+    containers = [{"name": c["name"], "image": c.get("image", ""), "imageID": "", "ready": True, "started": True,
+                   "restartCount": 0, "state": {"running": {"startedAt": now}}}
+                  for c in pod["spec"].get("containers", [])]
+    return {"phase": "Running", "conditions": conditions, "containerStatuses": containers, "hostIP": host_ip,
+            "startTime": now}
 
 
 def _node_status(host: config.Host) -> JSON:

@@ -81,8 +81,8 @@ class TenantControlPlanes:
         rec = self.records.get(key) or self._allocate(key)
         if self._configure(rec):
             old = self._server(rec)
-            for part in ("kube-controller-manager", "kube-apiserver"):
-                stop_unit(old.unit(part))
+            for unit in (old.unit("kube-controller-manager"), old.unit("kube-apiserver"), self._endpoint_unit(rec)):
+                stop_unit(unit)
         server = self._server(rec)
         started = False
         if server.states()["kube-apiserver"] != "ready":
@@ -91,6 +91,7 @@ class TenantControlPlanes:
             started = True
         if rec.get("private"):
             self._private_nodes(rec, server, started)
+        self._service(rec, server)
         self._publish(rec, server)
         self._pods_ready(rec)
 
@@ -102,10 +103,15 @@ class TenantControlPlanes:
             return False
         values = yaml.safe_load(base64.b64decode(secret.get("data", {}).get("config.yaml", "")) or b"{}") or {}
         plane = values.get("controlPlane") or {}
+        service = plane.get("service") or {}
+        exposed = (service.get("spec") or {}).get("type") in ("NodePort", "LoadBalancer")
         wanted = {"private": bool((values.get("privateNodes") or {}).get("enabled")),
                   "endpoint": str(plane.get("endpoint") or ""),
-                  "sans": [str(n) for n in (plane.get("proxy") or {}).get("extraSANs") or []]}
-        if all(rec.get(k, d) == wanted[k] for k, d in (("private", False), ("endpoint", ""), ("sans", []))):
+                  "sans": [str(n) for n in (plane.get("proxy") or {}).get("extraSANs") or []],
+                  "node_port": int(service.get("httpsNodePort") or 0) if exposed else 0,
+                  "server": str((values.get("exportKubeConfig") or {}).get("server") or "")}
+        defaults = (("private", False), ("endpoint", ""), ("sans", []), ("node_port", 0), ("server", ""))
+        if all(rec.get(k, d) == wanted[k] for k, d in defaults):
             return False
         had = "private" in rec
         rec.update(wanted)
@@ -115,10 +121,8 @@ class TenantControlPlanes:
     def _private_nodes(self, rec: JSON, server: kube.ApiServer, started: bool) -> None:
         """What a vCluster with privateNodes.enabled offers nodes: kubeadm's join objects with the
         endpoint as controlPlaneEndpoint, and the endpoint itself (the vCluster Service, played by
-        join_endpoint_sim.py: TLS, the API and /node/join) in front of the API server."""
-        endpoint = rec["endpoint"] or f"{server.ip}:{server.port}"
-        if ":" not in endpoint:
-            endpoint += ":443"
+        join_endpoint_sim.py, started by _service)."""
+        endpoint = self._join_endpoint(rec, server)
         if started or not rec.get("join_objects"):
             manifest = kubeadm_init.manifest(f"https://{endpoint}", endpoint, config.CONTROL_PLANE.name,
                                              server.ip, server.port)
@@ -126,15 +130,27 @@ class TenantControlPlanes:
                  "--force-conflicts", "--field-manager=gpucloud-lab", "--filename=-"], input=manifest)
             rec["join_objects"] = True
             self._save()
+
+    def _service(self, rec: JSON, server: kube.ApiServer) -> None:
+        """The vCluster pod behind its Service's NodePort on the host cluster's node (the control-plane
+        host): the API behind TLS and, with private nodes, the join script (join_endpoint_sim.py)."""
         unit = self._endpoint_unit(rec)
-        if rec["endpoint"] and not daemon_pid(unit):
-            LOG.info("vcluster %s/%s: endpoint %s -> %s", rec["namespace"], rec["release"], endpoint, server.server)
-            cert, key = server.serving_cert()
-            pki.issue("front-proxy-client", "/CN=front-proxy-client")  # the endpoint's identity towards the API server
-            start_daemon(unit, ["ip", "netns", "exec", server.netns, sys.executable, "-m",
-                                "gpucloud_lab.sim.join_endpoint_sim", endpoint, f"{server.ip}:{server.port}",
-                                str(cert), str(key)],
-                         env={"PYTHONPATH": str(config.LAB_DIR)})
+        if not rec.get("node_port") or daemon_pid(unit):
+            return
+        listen = f"{config.CONTROL_PLANE.ip}:{rec['node_port']}"
+        LOG.info("vcluster %s/%s: Service NodePort %s -> %s", rec["namespace"], rec["release"], listen, server.server)
+        cert, key = server.serving_cert()
+        pki.issue("front-proxy-client", "/CN=front-proxy-client")  # the endpoint's identity towards the API server
+        join = [self._join_endpoint(rec, server)] if rec.get("private") else []
+        start_daemon(unit, ["ip", "netns", "exec", server.netns, sys.executable, "-m",
+                            "gpucloud_lab.sim.join_endpoint_sim", listen, f"{server.ip}:{server.port}",
+                            str(cert), str(key), *join],
+                     env={"PYTHONPATH": str(config.LAB_DIR)})
+
+    @staticmethod
+    def _join_endpoint(rec: JSON, server: kube.ApiServer) -> str:
+        endpoint = rec.get("endpoint") or f"{server.ip}:{server.port}"
+        return endpoint if ":" in endpoint else endpoint + ":443"
 
     @staticmethod
     def _endpoint_unit(rec: JSON) -> str:
@@ -150,11 +166,13 @@ class TenantControlPlanes:
 
     def _publish(self, rec: JSON, server: kube.ApiServer) -> None:
         path = f"/api/v1/namespaces/{rec['namespace']}/secrets/vc-{rec['release']}"
-        kubeconfig = server.kubeconfig.read_bytes()
+        cfg = yaml.safe_load(server.kubeconfig.read_bytes())
+        if rec.get("server"):  # exportKubeConfig.server, as the chart's kubeconfig export writes it
+            cfg["clusters"][0]["cluster"]["server"] = rec["server"]
+        kubeconfig = yaml.safe_dump(cfg, sort_keys=False).encode()
         existing = self.host_api.get(path)
         if existing and existing.get("data", {}).get("config") == base64.b64encode(kubeconfig).decode():
             return
-        cfg = yaml.safe_load(kubeconfig)
         user, cluster = cfg["users"][0]["user"], cfg["clusters"][0]["cluster"]
         data = {"config": kubeconfig.decode(), "certificate-authority": _unb64(cluster["certificate-authority-data"]),
                 "client-certificate": _unb64(user["client-certificate-data"]),

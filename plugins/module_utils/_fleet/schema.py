@@ -106,12 +106,23 @@ TENANT_KEYS = {
     "vrf": True,
     "subnet": True,
     "gpu": True,
+    "cpu": False,
+    "memory": False,
     "vcluster": False,
     "wireguard": False,
 }
 VRF_KEYS = {"name": True, "l3vni": True}
 TENANT_GPU_KEYS = {"quota": True, "limit": True, "over_quota_weight": True}
-VCLUSTER_KEYS = {"chart_version": False, "values": False}
+# A tenant's CPU (cores) and memory (Kubernetes quantities, e.g. 512Gi) in its KAI queue; each key optional:
+# quota and limit -1 (unlimited: KAI meters GPUs, nodes bound CPU and memory) and the GPU's over_quota_weight
+# when left out. A quota of 0 would refuse every non-preemptible pod that asks for CPU (KAI's quota check).
+TENANT_RESOURCE_KEYS = {"quota": False, "limit": False, "over_quota_weight": False}
+TENANT_RESOURCE_DEFAULTS = {"quota": -1, "limit": -1}
+VCLUSTER_KEYS = {"chart_version": False, "values": False, "node_port": False}
+# The tenant API's NodePort on the host cluster (vCluster Service, the Kubernetes default range); when
+# not given it is NODE_PORT_BASE + the tenant's VLAN, which must then fit the range.
+NODE_PORT_RANGE = (30000, 32767)
+NODE_PORT_BASE = 30000
 WIREGUARD_KEYS = {"subnet": True, "port": True}
 
 DEFAULT_HTTP_PORT = 8080

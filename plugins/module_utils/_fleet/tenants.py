@@ -13,12 +13,16 @@ from .checker import Checker, Unique, ip_str, type_name
 from .schema import (
     DNS_LABEL,
     ISOLATIONS,
+    NODE_PORT_BASE,
+    NODE_PORT_RANGE,
     PORT_RANGE,
     RESERVED_VRFS,
     TENANT_DERIVED_NAMES,
     TENANT_GPU_KEYS,
     TENANT_KEYS,
     TENANT_NAME_MAX,
+    TENANT_RESOURCE_DEFAULTS,
+    TENANT_RESOURCE_KEYS,
     UNLIMITED,
     VCLUSTER_KEYS,
     VLAN_RANGE,
@@ -27,6 +31,7 @@ from .schema import (
     VRF_NAME,
     WIREGUARD_KEYS,
 )
+from .units import CPU_WHAT, MEMORY_WHAT, cpu_cores, memory_bytes
 from .wireguard import interface_name
 
 
@@ -37,6 +42,7 @@ def tenants(c: Checker, raw: Any) -> list[dict]:
     vnis = Unique(c, "L2 VNI")
     l3vnis = Unique(c, "L3 VNI")
     vrfs = Unique(c, "VRF name")
+    node_ports = Unique(c, "vCluster NodePort")
     for i, t in enumerate(c.sequence(raw, "tenants")):
         path = "tenants[%d]" % i
         m = c.mapping(t, path, TENANT_KEYS)
@@ -81,7 +87,11 @@ def tenants(c: Checker, raw: Any) -> list[dict]:
                 c.claim_subnet(net, path + ".subnet")
         if "gpu" in m:
             entry["gpu"] = tenant_gpu(c, m["gpu"], path + ".gpu")
-        entry["vcluster"] = vcluster(c, m.get("vcluster"), path + ".vcluster")
+        weight = (entry.get("gpu") or {}).get("over_quota_weight", 1)
+        entry["cpu"] = tenant_resource(c, m.get("cpu"), path + ".cpu", cpu_cores, CPU_WHAT, weight)
+        entry["memory"] = tenant_resource(c, m.get("memory"), path + ".memory", memory_bytes, MEMORY_WHAT, weight)
+        entry["vcluster"] = vcluster(c, m.get("vcluster"), path + ".vcluster", entry.get("vlan"))
+        node_ports.claim(entry["vcluster"].get("node_port"), path + ".vcluster.node_port")
         entry["wireguard"] = wireguard(c, m, entry, path)
         out.append(entry)
     # An L2 VNI may not equal any L3 VNI (one VNI namespace on the VTEP).
@@ -133,11 +143,37 @@ def tenant_gpu(c: Checker, raw: Any, path: str) -> dict:
     return out
 
 
-def vcluster(c: Checker, raw: Any, path: str) -> dict:
-    if raw is None:
-        return {}
-    v = c.mapping(raw, path, VCLUSTER_KEYS) or {}
+def tenant_resource(c: Checker, raw: Any, path: str, amount, what: str, weight: int) -> dict:
+    """A tenant's CPU or memory in its queue, defaults filled in (quota 0, limit -1, the GPU's weight)."""
+    r = c.mapping(raw, path, TENANT_RESOURCE_KEYS) or {} if raw is not None else {}
+    out: dict[str, Any] = dict(TENANT_RESOURCE_DEFAULTS, over_quota_weight=weight)
+    for key in ("quota", "limit"):
+        if key in r:
+            if amount(r[key]) is None:
+                c.add("%s.%s" % (path, key), "%r is not %s" % (r[key], what))
+            else:
+                out[key] = r[key]
+    if "over_quota_weight" in r:
+        out["over_quota_weight"] = c.integer(r["over_quota_weight"], path + ".over_quota_weight", (0, 1000000))
+    quota, limit = amount(out["quota"]), amount(out["limit"])
+    if None not in (quota, limit) and UNLIMITED not in (quota, limit) and quota > limit:
+        c.add(path + ".quota", "quota %s is above the limit %s; the limit must be at least the quota (or -1 for none)"
+              % (out["quota"], out["limit"]))
+    return out
+
+
+def vcluster(c: Checker, raw: Any, path: str, vlan: int | None = None) -> dict:
+    v = c.mapping(raw, path, VCLUSTER_KEYS) or {} if raw is not None else {}
     out: dict[str, Any] = {}
+    if "node_port" in v:
+        out["node_port"] = c.integer(v["node_port"], path + ".node_port", NODE_PORT_RANGE)
+    elif vlan is not None:
+        port = NODE_PORT_BASE + vlan
+        if port <= NODE_PORT_RANGE[1]:
+            out["node_port"] = port
+        else:
+            c.add(path + ".node_port", "is required: the default NodePort %d + VLAN %d = %d is outside %d..%d"
+                  % (NODE_PORT_BASE, vlan, port, *NODE_PORT_RANGE))
     if "chart_version" in v:
         out["chart_version"] = c.string(v["chart_version"], path + ".chart_version")
     if "values" in v:

@@ -8,7 +8,8 @@
   server-side dry run, retries on 409/429/5xx, errors as ``K8sError`` (a ``ProblemsError``);
 - ``queue_tree``: the desired KAI queue tree from the fleet's tenants (pure data, checked
   against its parent and the GPU capacity); ``queues``: that tree applied to a cluster;
-- ``vcluster``: a tenant's ``vcluster.yaml`` and its host-side objects (pure data);
+- ``vcluster``: a tenant's ``vcluster.yaml`` (pure data); ``host_objects``: its host-side objects, with
+  ``pod_policy``, the admission policy of a shared tenant's synced pods (pure data);
 - ``objects``, ``tenants``, ``bootstrap``: host-side objects, tenant kubeconfigs, bootstrap tokens;
 - ``errors``: the package's errors, all ``ProblemsError``;
 - ``wait``: readiness waits.

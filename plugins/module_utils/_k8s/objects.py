@@ -26,6 +26,8 @@ KINDS = {
     "RoleBinding": ("rolebindings", True),
     "Secret": ("secrets", True),
     "ConfigMap": ("configmaps", True),
+    "ValidatingAdmissionPolicy": ("validatingadmissionpolicies", False),
+    "ValidatingAdmissionPolicyBinding": ("validatingadmissionpolicybindings", False),
 }
 SKIP = ("apiVersion", "kind", "metadata", "status")
 

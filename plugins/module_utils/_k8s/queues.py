@@ -95,10 +95,13 @@ class QueueTree:
             self.result["updated" if have else "created"].append(queue["name"])
             self.before[queue["name"]] = _view(have)
             self.after[queue["name"]] = _view(desired)
+        wanted = {q["name"] for q in self.queues}
+        stale = [q for name, q in current.items() if name not in wanted and is_ours(q, self.tree)]
+        self.result["stale"] = sorted(q["metadata"]["name"] for q in stale)
+        self.result["stale_tenants"] = sorted({(q["metadata"].get("labels") or {}).get(TENANT_LABEL, "")
+                                               for q in stale} - {""})
         if prune:
-            wanted = {q["name"] for q in self.queues}
-            gone = [q for name, q in current.items() if name not in wanted and is_ours(q, self.tree)]
-            self._delete(gone)
+            self._delete(stale)
         return self._finish()
 
     def absent(self, tenants: list[str] | None) -> dict:

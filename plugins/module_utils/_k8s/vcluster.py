@@ -1,24 +1,28 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A tenant's ``vcluster.yaml`` and its host-side objects, from the fleet model's tenant.
+"""A tenant's ``vcluster.yaml``, from the fleet model's tenant, for the chart version it runs.
 
-- ``vcluster_values``: the chart values for the tenant's tier (loft-sh/vcluster config and chart docs):
-  shared: pods synced to the host with ``schedulerName: kai-scheduler`` and the queue label, and
-  ``experimental.syncSettings.setOwner: false``, so KAI on the host enforces the quota. Who makes
-  the pods carry them is ``shared_enforcement``: ``patches`` - vCluster sets them
-  (``sync.toHost.pods.patches``, a vCluster Pro feature: the open-source syncer refuses a patch list,
-  loft-sh/vcluster ``pkg/pro/patches.go``), so it needs the Pro image and Platform key; or
-  ``admission-policy`` - open-source vCluster, tenants set them (the vCluster KAI docs' pattern) and a
-  ValidatingAdmissionPolicy on the host (``host_objects``, Kubernetes >= 1.30) rejects a synced pod
-  of the tenant's namespace with another scheduler or queue; ``auto``: patches when a Pro image is set.
-  private: ``privateNodes.enabled`` with the tenant's own CNI, kube-proxy and storage, the
-  control plane endpoint on the tenant's WireGuard hub address, the vcluster-pro image and the
-  vCluster Platform key (required: the open-source build refuses private nodes).
-  The fleet's ``tenants[].vcluster.values`` are merged over the collection's.
-- ``host_objects``: namespace, ResourceQuota, LimitRange, NetworkPolicies and RBAC in the host
-  cluster, every one labelled as ours.
-- ``check_tier``: the tier is fixed at first install.
+- Both tiers: the control plane's Service is exposed as the operator chooses (``expose``: a
+  NodePort - the tenant's ``vcluster.node_port`` from the fleet -, a LoadBalancer, or an Ingress),
+  ``exportKubeConfig.server`` names that address (``expose_host`` and the port), and the address
+  is in the serving certificate (``controlPlane.proxy.extraSANs``).
+- shared: pods synced to the host with ``schedulerName: kai-scheduler`` and the queue label, and
+  ``experimental.syncSettings.setOwner: false``, so KAI on the host enforces the quota; vCluster's
+  own Pod Security Standard (``policies.podSecurityStandard``) inside the virtual cluster. Who makes
+  the pods carry scheduler and queue is ``shared_enforcement``: ``patches`` - vCluster sets them
+  (``sync.toHost.pods.patches``, a vCluster Pro feature: the open-source syncer refuses a patch
+  list, loft-sh/vcluster ``pkg/pro/patches.go``), so it needs the Pro image and Platform key; or
+  ``admission-policy`` - open-source vCluster, tenants set them (the vCluster KAI docs' pattern) and
+  the host's ValidatingAdmissionPolicy (``pod_policy``) refuses any other; ``auto``: patches when a
+  Pro image is set.
+- private: ``privateNodes.enabled`` with the tenant's own CNI, kube-proxy and storage, the
+  control plane endpoint on the tenant's WireGuard hub address (the gateway forwards it to the
+  Service), the vcluster-pro image and the vCluster Platform key (required: the open-source build
+  refuses private nodes).
+- The Platform key is ``platform.apiKey`` from chart 0.32.0 and ``external.platform.apiKey``
+  before (each release's ``values.schema.json`` refuses the other).
+- The fleet's ``tenants[].vcluster.values`` are merged over the collection's.
 
 Pure data in, data out; problems are ``ProblemsError`` naming the field and what is allowed.
 """
@@ -26,32 +30,30 @@ Pure data in, data out; problems are ``ProblemsError`` naming the field and what
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from .errors import VclusterError
 
-MANAGED_BY = ("app.kubernetes.io/managed-by", "gpucloud.baremetal")
 TENANT_LABEL = "gpucloud.baremetal/tenant"
-ISOLATION_LABEL = "gpucloud.baremetal/isolation"
 QUEUE_LABEL = "kai.scheduler/queue"
-GPU_RESOURCE = "nvidia.com/gpu"
+EXPOSURES = ("NodePort", "LoadBalancer", "Ingress")
+ENFORCEMENTS = ("auto", "patches", "admission-policy")
+POD_SECURITY_LEVELS = ("baseline", "restricted", "privileged")
+PLATFORM_KEY_FROM = (0, 32, 0)  # the top-level `platform` key exists from this chart version
 
 DEFAULT_SETTINGS: dict[str, Any] = {
+    "chart_version": "0.36.1",
     "scheduler_name": "kai-scheduler",
-    "kubeconfig_server": "",
+    "expose": "NodePort",
+    "expose_host": "",
     "pro_image": "",
     "platform_secret": "",
     "shared_enforcement": "auto",
     "platform_secret_namespace": "",
+    "pod_security": "baseline",
     "api_port": 443,
     "values": {},
-    "limit_range": {
-        "default": {"cpu": "1", "memory": "2Gi"},
-        "defaultRequest": {"cpu": "100m", "memory": "256Mi"},
-    },
-    "quota": {},
-    "api_server_cidrs": [],
-    "api_server_ports": [443, 6443],
 }
 
 
@@ -71,6 +73,14 @@ def merge(base: Any, over: Any) -> Any:
     return copy.deepcopy(over)
 
 
+def chart_version(text: str) -> tuple[int, ...]:
+    """``0.36.1`` / ``v0.30.0-rc.1`` -> (0, 36, 1) / (0, 30, 0)."""
+    match = re.match(r"^v?(\d+)\.(\d+)\.(\d+)", str(text).strip())
+    if not match:
+        raise VclusterError(["vcluster_tenant_chart_version: %r is not a chart version such as 0.36.1" % text])
+    return tuple(int(part) for part in match.groups())
+
+
 def _pro_image(ref: str) -> dict:
     """``registry/repository:tag`` -> the chart's ``{registry, repository, tag}``."""
     name, tag = [*ref.rsplit(":", 1), ""][:2] if ":" in ref.rsplit("/", 1)[-1] else (ref, "")
@@ -81,9 +91,6 @@ def _pro_image(ref: str) -> dict:
     if tag:
         image["tag"] = tag
     return {k: v for k, v in image.items() if v}
-
-
-ENFORCEMENTS = ("auto", "patches", "admission-policy")
 
 
 def shared_enforcement(settings: dict) -> str:
@@ -99,32 +106,53 @@ def _pro_values(values: dict, s: dict) -> None:
     api_key = {"secretName": s["platform_secret"]}
     if s["platform_secret_namespace"]:
         api_key["namespace"] = s["platform_secret_namespace"]
-    values["platform"] = {"apiKey": api_key}
+    if chart_version(s["chart_version"]) >= PLATFORM_KEY_FROM:
+        values["platform"] = {"apiKey": api_key}
+    else:
+        values["external"] = {"platform": {"apiKey": api_key}}
+
+
+def api_address(tenant: dict, s: dict) -> tuple[str, int]:
+    """Where clients (and the WireGuard gateway) reach the tenant API: the exposed host and its port."""
+    port = tenant["vcluster"]["node_port"] if s["expose"] == "NodePort" else 443
+    return s["expose_host"], int(port)
+
+
+def _exposure(tenant: dict, s: dict) -> dict:
+    """``controlPlane`` values that expose the Service (upstream chart: controlPlane.service / ingress)."""
+    host, _port = api_address(tenant, s)
+    if s["expose"] == "Ingress":
+        return {"service": {"spec": {"type": "ClusterIP"}}, "ingress": {"enabled": True, "host": host}}
+    service: dict[str, Any] = {"spec": {"type": s["expose"]}}
+    if s["expose"] == "NodePort":
+        service["httpsNodePort"] = tenant["vcluster"]["node_port"]
+    return {"service": service}
 
 
 def vcluster_values(tenant: dict, settings: dict | None = None) -> dict:
-    """The tenant's ``vcluster.yaml``; raises VclusterError where Pro settings are needed and missing."""
+    """The tenant's ``vcluster.yaml``; raises VclusterError where settings are missing or wrong."""
     s = settings_with_defaults(settings)
     check_settings(tenant, s)
     name = tenant["name"]
-    values: dict[str, Any] = {
-        "controlPlane": {
-            "distro": {"k8s": {"enabled": True}},
-            "statefulSet": {"labels": {TENANT_LABEL: name}},
-        },
+    host, port = api_address(tenant, s)
+    plane: dict[str, Any] = {
+        "distro": {"k8s": {"enabled": True}},
+        "statefulSet": {"labels": {TENANT_LABEL: name}},
+        "proxy": {"extraSANs": [host]},
+        **_exposure(tenant, s),
     }
+    values: dict[str, Any] = {"controlPlane": plane, "exportKubeConfig": {"server": "https://%s:%d" % (host, port)}}
     if tenant["isolation"] == "private":
         hub = tenant["wireguard"]["hub_ip"]
         values["privateNodes"] = {"enabled": True}
-        values["controlPlane"]["endpoint"] = "%s:%d" % (hub, s["api_port"])
-        values["controlPlane"]["proxy"] = {"extraSANs": [hub]}
+        plane["endpoint"] = "%s:%d" % (hub, s["api_port"])
+        plane["proxy"]["extraSANs"] = [hub, host]
         _pro_values(values, s)
         values["deploy"] = {
             "cni": {"flannel": {"enabled": True}},
             "kubeProxy": {"enabled": True},
             "localPathProvisioner": {"enabled": True},
         }
-        server = s["kubeconfig_server"] or "https://%s:%d" % (hub, s["api_port"])
     else:
         # Synced pods go to KAI on the host, in the tenant's queue (vCluster docs, KAI Scheduler integration).
         pods: dict[str, Any] = {"enabled": True}
@@ -137,18 +165,39 @@ def vcluster_values(tenant: dict, settings: dict | None = None) -> dict:
             _pro_values(values, s)
         values["sync"] = {"toHost": {"pods": pods}}
         values["experimental"] = {"syncSettings": {"setOwner": False}}
-        server = s["kubeconfig_server"]
-    if server:
-        values["exportKubeConfig"] = {"server": server}
+        values["policies"] = {"podSecurityStandard": s["pod_security"]}
     values = merge(values, s["values"])
     return merge(values, (tenant.get("vcluster") or {}).get("values") or {})
 
 
+def service_account(values: dict, tenant: dict) -> str:
+    """The control-plane pod's service account, as the chart names it (``vc-<release>`` unless set)."""
+    advanced = ((values.get("controlPlane") or {}).get("advanced") or {}).get("serviceAccount") or {}
+    return str(advanced.get("name") or "vc-%s" % tenant["vcluster_release"])
+
+
+def _choice(s: dict, key: str, allowed: tuple[str, ...]) -> list[str]:
+    if s.get(key) in allowed:
+        return []
+    return ["vcluster_tenant_%s: %r is not one of %s" % (key, s.get(key), ", ".join(allowed))]
+
+
 def check_settings(tenant: dict, s: dict) -> None:
-    mode = s.get("shared_enforcement") or "auto"
-    if mode not in ENFORCEMENTS:
-        raise VclusterError(["vcluster_tenant_shared_enforcement: %r is not one of %s"
-                             % (mode, ", ".join(ENFORCEMENTS))])
+    problems = (_choice(s, "shared_enforcement", ENFORCEMENTS) + _choice(s, "expose", EXPOSURES)
+                + _choice(s, "pod_security", POD_SECURITY_LEVELS))
+    chart_version(s["chart_version"])
+    if not s.get("expose_host"):
+        problems.append("vcluster_tenant_expose_host: give the address clients reach the tenant API at (a host "
+                        "cluster node for NodePort, the load balancer's address, the Ingress host name)")
+    if s.get("expose") == "NodePort" and not (tenant.get("vcluster") or {}).get("node_port"):
+        problems.append("tenants.%s.vcluster.node_port: the tenant needs its NodePort (the fleet inventory derives "
+                        "it from the VLAN)" % tenant.get("name"))
+    if problems:
+        raise VclusterError(problems)
+    _check_pro(tenant, s)
+
+
+def _check_pro(tenant: dict, s: dict) -> None:
     if tenant.get("isolation") == "private":
         where = "tenant %s (private)" % tenant.get("name")
         feature = "private nodes are a vCluster Pro feature and the open-source image refuses them with a licence error"
@@ -162,7 +211,7 @@ def check_settings(tenant: dict, s: dict) -> None:
     problems = []
     if not s.get("pro_image"):
         problems.append("vcluster_tenant_pro_image: %s needs the vcluster-pro image "
-                        "(e.g. ghcr.io/loft-sh/vcluster-pro:0.30.0); %s" % (where, feature))
+                        "(e.g. ghcr.io/loft-sh/vcluster-pro:%s); %s" % (where, s["chart_version"], feature))
     if not s.get("platform_secret"):
         problems.append(
             "vcluster_tenant_platform_secret: %s needs the secret holding the vCluster Platform access key "
@@ -185,145 +234,3 @@ def check_tier(tenant: dict, installed: str | None) -> None:
                 % (tenant["name"], installed, tenant["isolation"], installed)
             ]
         )
-
-
-def _meta(tenant: dict, name: str, namespace: str | None = None) -> dict:
-    meta: dict[str, Any] = {"name": name, "labels": {MANAGED_BY[0]: MANAGED_BY[1], TENANT_LABEL: tenant["name"]}}
-    if namespace:
-        meta["namespace"] = namespace
-    return meta
-
-
-def host_objects(tenant: dict, settings: dict | None = None) -> list[dict]:
-    """The tenant's objects in the host cluster, namespace first."""
-    s = settings_with_defaults(settings)
-    ns = tenant["namespace"]
-    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(tenant, ns)}
-    namespace["metadata"]["labels"][ISOLATION_LABEL] = tenant["isolation"]
-    gpu = tenant.get("gpu") or {}
-    # Shared tenants' pods run in this namespace (synced); private tenants' GPUs are their own nodes.
-    gpus = 0 if tenant["isolation"] == "private" else (gpu.get("limit") if gpu.get("limit", -1) >= 0 else None)
-    hard = {"requests.%s" % GPU_RESOURCE: str(gpus)} if gpus is not None else {}
-    hard.update({k: str(v) for k, v in (s["quota"] or {}).items()})
-    objs = [namespace]
-    if hard:
-        objs.append({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": _meta(tenant, "tenant-quota", ns),
-                     "spec": {"hard": hard}})
-    objs.append(
-        {
-            "apiVersion": "v1",
-            "kind": "LimitRange",
-            "metadata": _meta(tenant, "tenant-limits", ns),
-            "spec": {"limits": [dict({"type": "Container"}, **copy.deepcopy(s["limit_range"]))]},
-        }
-    )
-    objs.extend(network_policies(tenant, s))
-    objs.extend(rbac(tenant))
-    if tenant["isolation"] == "shared" and shared_enforcement(s) == "admission-policy":
-        objs.extend(pod_policy(tenant, s))
-    return objs
-
-
-POLICY_API = "admissionregistration.k8s.io/v1"  # ValidatingAdmissionPolicy: GA in Kubernetes 1.30
-
-
-def pod_policy_name(tenant: dict) -> str:
-    return "gpucloud-tenant-%s-pods" % tenant["name"]
-
-
-def pod_policy(tenant: dict, s: dict) -> list[dict]:
-    """A ValidatingAdmissionPolicy and its binding: pods in the tenant's host namespace (what vCluster syncs)
-    must use KAI's scheduler and the tenant's own queue, so a tenant can neither skip KAI nor spend another
-    tenant's quota. Cluster-scoped, labelled as ours (offboarding deletes them by name)."""
-    name, scheduler, queue = pod_policy_name(tenant), s["scheduler_name"], tenant["queue"]
-    policy = {
-        "apiVersion": POLICY_API,
-        "kind": "ValidatingAdmissionPolicy",
-        "metadata": _meta(tenant, name),
-        "spec": {
-            "failurePolicy": "Fail",
-            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
-                                                    "operations": ["CREATE", "UPDATE"], "resources": ["pods"]}]},
-            "validations": [
-                {"expression": "object.spec.schedulerName == '%s'" % scheduler,
-                 "message": "tenant %s: pods must set spec.schedulerName: %s (KAI enforces the tenant's GPU quota)"
-                            % (tenant["name"], scheduler)},
-                {"expression": "has(object.metadata.labels) && '%s' in object.metadata.labels && "
-                               "object.metadata.labels['%s'] == '%s'" % (QUEUE_LABEL, QUEUE_LABEL, queue),
-                 "message": "tenant %s: pods must carry the label %s: %s (the tenant's own queue)"
-                            % (tenant["name"], QUEUE_LABEL, queue)},
-            ],
-        },
-    }
-    binding = {
-        "apiVersion": POLICY_API,
-        "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": _meta(tenant, name),
-        "spec": {
-            "policyName": name,
-            "validationActions": ["Deny"],
-            "matchResources": {
-                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": tenant["namespace"]}}},
-        },
-    }
-    return [policy, binding]
-
-
-def network_policies(tenant: dict, s: dict) -> list[dict]:
-    """Deny traffic between tenant namespaces; allow the namespace itself, non-tenant namespaces, DNS and the API."""
-    ns = tenant["namespace"]
-    not_a_tenant = {"namespaceSelector": {"matchExpressions": [{"key": TENANT_LABEL, "operator": "DoesNotExist"}]}}
-    same = {"podSelector": {}}
-    api_to: list[dict] = [{"ipBlock": {"cidr": c}} for c in s["api_server_cidrs"]]
-    api_rule: dict[str, Any] = {"ports": [{"protocol": "TCP", "port": p} for p in s["api_server_ports"]]}
-    if api_to:
-        api_rule["to"] = api_to
-    return [
-        {
-            "apiVersion": "networking.k8s.io/v1",
-            "kind": "NetworkPolicy",
-            "metadata": _meta(tenant, "tenant-isolation", ns),
-            "spec": {
-                "podSelector": {},
-                "policyTypes": ["Ingress", "Egress"],
-                # Anyone may reach the tenant's API server (8443, authenticated); nothing else crosses tenants.
-                "ingress": [{"from": [same, not_a_tenant]}, {"ports": [{"protocol": "TCP", "port": 8443}]}],
-                "egress": [
-                    {"to": [same, not_a_tenant]},
-                    {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]},
-                    api_rule,
-                ],
-            },
-        }
-    ]
-
-
-def rbac(tenant: dict) -> list[dict]:
-    """The tenant's host credentials (service account + group) reach only its namespace, read-only,
-    and its kubeconfig secret."""
-    ns, name = tenant["namespace"], tenant["name"]
-    subjects = [
-        {"kind": "ServiceAccount", "name": "tenant-admin", "namespace": ns},
-        {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "gpucloud:tenant:%s" % name},
-    ]
-    return [
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(tenant, "tenant-admin", ns)},
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "Role",
-            "metadata": _meta(tenant, "tenant-access", ns),
-            "rules": [
-                {"apiGroups": [""], "resources": ["pods", "pods/log", "services", "events", "configmaps",
-                                                  "persistentvolumeclaims"], "verbs": ["get", "list", "watch"]},
-                {"apiGroups": [""], "resources": ["secrets"], "resourceNames": [tenant["vcluster_secret"]],
-                 "verbs": ["get"]},
-            ],
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "RoleBinding",
-            "metadata": _meta(tenant, "tenant-access", ns),
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "tenant-access"},
-            "subjects": subjects,
-        },
-    ]

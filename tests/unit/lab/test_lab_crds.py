@@ -1,10 +1,12 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The lab's stand-in CRDs (lab/charts/*/crds/) held field by field against the real upstream CRDs.
+"""The lab's stand-in CRDs (lab/charts/*/crds/) held field by field against the real upstream CRDs of the
+releases the roles pin.
 
-The upstream copies are test data in ../shared/upstream/ (beside the checkout, never inside it).
-Ours are written to the same API: every property we define exists upstream at the same path with
-the same type, enum, item type and validation keywords, and every upstream `required` list at a
-path we define is ours too. Where ours stops descending, it keeps unknown fields.
+The upstream copies are test data in ../shared/upstream/<project>/<tag>/ (beside the checkout, never
+inside it). KAI's Queue CRD is upstream's, verbatim. The ClusterPolicy CRD is written to the same API:
+every property we define exists upstream at the same path with the same type, enum, item type and
+validation keywords, and every upstream `required` list at a path we define is ours too. Where ours
+stops descending, it keeps unknown fields.
 """
 from __future__ import annotations
 
@@ -21,12 +23,19 @@ REPO = Path(__file__).resolve().parents[3]
 UPSTREAM = REPO.parent / "shared" / "upstream"
 CHARTS = REPO / "lab" / "charts"
 
-# (ours, upstream copy, whether ours must define every upstream property)
+
+def _pinned(role: str, variable: str) -> str:
+    return str(yaml.safe_load((REPO / "roles" / role / "defaults" / "main.yml").read_text())[variable])
+
+
+KAI = _pinned("kai_scheduler", "kai_scheduler_chart_version")
+GPU_OPERATOR = _pinned("gpu_operator", "gpu_operator_chart_version")
+# (ours, upstream copy of the pinned tag, whether ours must define every upstream property)
 CRDS = {
     "queue": (CHARTS / "kai-scheduler" / "crds" / "scheduling.run.ai_queues.yaml",
-              "kai-scheduling.run.ai_queues.crd.yaml", True),
+              f"kai-scheduler/{KAI}/scheduling.run.ai_queues.crd.yaml", True),
     "clusterpolicy": (CHARTS / "gpu-operator" / "crds" / "nvidia.com_clusterpolicies.yaml",
-                      "gpu-operator-nvidia.com_clusterpolicies.crd.yaml", False),
+                      f"gpu-operator/{GPU_OPERATOR}/nvidia.com_clusterpolicies.crd.yaml", False),
 }
 
 # Validation keywords that, where ours sets them, must be upstream's.
@@ -169,6 +178,15 @@ def test_our_crd_is_a_structural_v1_crd(name):
     assert sum(1 for v in ours["spec"]["versions"] if v["storage"]) == 1
     for version in ours["spec"]["versions"]:
         assert structural_problems(version["schema"]["openAPIV3Schema"]) == []
+
+
+def test_the_queue_crd_is_the_pinned_releases_verbatim():
+    assert CRDS["queue"][0].read_bytes() == (upstream_dir() / CRDS["queue"][1]).read_bytes()
+
+
+def test_the_stand_in_charts_are_published_at_the_pinned_versions():
+    for chart, pinned in (("kai-scheduler", KAI), ("gpu-operator", GPU_OPERATOR)):
+        assert pinned in (CHARTS / chart / "lab-versions").read_text().split(), chart
 
 
 @pytest.mark.parametrize("name", sorted(CRDS))

