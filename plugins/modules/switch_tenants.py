@@ -75,7 +75,7 @@ options:
         (NVUE tree from C(GET /nvue_v1/?rev=applied), a C(nv set) listing or patch YAML; SONiC
         C(sonic-cfggen -d --print-data) JSON; EOS C(show running-config) text; FRR config text).
       - Give only the part the collection owns (filter C(gpucloud.baremetal.owned_config), or
-        M(gpucloud.baremetal.nvue_config)'s V(gathered)): a switch's whole config holds its own secrets
+        M(gpucloud.baremetal.nvue_config)'s V(gathered)); a switch's whole config holds its own secrets
         (users, SNMP communities, BGP passwords), and a module's arguments are shown at C(-vvv). The same
         tenants are read from either.
       - Required for every state but V(rendered), unless O(kept_dir) is given.

@@ -81,6 +81,8 @@ def wait(predicate: Callable[[], Any], what: str, timeout: float = 90, interval:
             return value
         assert time.monotonic() < deadline, f"timed out after {timeout:.0f}s waiting for {what}"
         time.sleep(interval)
+
+
 OK_EVENTS = ("runner_on_ok", "runner_item_on_ok")
 
 

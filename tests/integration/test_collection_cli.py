@@ -18,6 +18,8 @@ import ansible_runner
 import pytest
 import yaml
 
+from tests.integration.lab import secrets
+from tests.support import inventory_yaml
 from tests.support.fleet_data import fleet
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -115,9 +117,9 @@ def test_vault_encrypted_bmc_password_is_usable_and_never_printed(tmp_path):
 
     # Used as the collection uses it, at -vvv and with no task hiding its output: the decrypted password,
     # and the BMC given to the Redfish module with an argument it refuses and with a BMC that does not answer.
-    bmc_task = {"gpucloud.baremetal.redfish_system": {"name": "gpu01", "bmc": "{{ gpucloud_bmc | combine(bmc) }}",
-                                                       "power": "{{ power }}", "retries": 0, "timeout": 1},
-                "ignore_errors": True}
+    redfish = {"name": "gpu01", "bmc": "{{ gpucloud_bmc | combine(bmc) }}", "power": "{{ power }}", "retries": 0,
+               "timeout": 1}
+    bmc_task = {"gpucloud.baremetal.redfish_system": redfish, "ignore_errors": True}
     playbook = tmp_path / "use.yml"
     playbook.write_text(yaml.safe_dump([{
         "name": "Use the BMC password", "hosts": "gpu01", "gather_facts": False, "connection": "local",
@@ -182,8 +184,10 @@ NOT_SHIPPED = ("lab/", "tests/", "bench/", "tools/", "inventories/lab/", ".ci/",
 
 
 def lab_passwords() -> set[str]:
-    """Every value of a key named like a password in the lab inventory (fleet BMCs, the NVUE account...)."""
-    found: set[str] = set()
+    """The lab's secrets (lab/gpucloud_lab/core/secrets.py: the BMC and NVUE password the inventory holds
+    vaulted, the vault password, the switches' own) and every plain value of a key named like a password
+    in the lab inventory."""
+    found: set[str] = set(secrets.scanned().values())
 
     def walk(node: object) -> None:
         if isinstance(node, dict):
@@ -197,9 +201,8 @@ def lab_passwords() -> set[str]:
                 walk(item)
 
     for path in sorted((Path(ROOT) / "inventories" / "lab").rglob("*.yml")):
-        for document in yaml.safe_load_all(path.read_text()):
-            walk(document)
-    return found
+        walk(inventory_yaml.load(path))
+    return found - {"vaulted"}
 
 
 @pytest.fixture(scope="module")

@@ -18,23 +18,22 @@ import subprocess
 import urllib.request
 from pathlib import Path
 
-import yaml
-
 from tests.integration.conftest import Converged
-from tests.integration.lab import Lab, config, hostvars, kubectl, on
+from tests.integration.lab import Lab, config, hostvars, kubectl, on, secrets
 
 REPO = Path(__file__).resolve().parents[2]
-NVUE_VARS = yaml.safe_load((REPO / "inventories/lab/group_vars/switches_nvue.yml").read_text())
 PXE = config.PXE_SERVER.name
 GPU_NODES = [h.name for h in config.GPU_NODES]
 
 
 def _nvue_applied(switch: str) -> dict:
-    auth = base64.b64encode(f"{NVUE_VARS['switch_fabric_nvue_username']}:"
-                            f"{NVUE_VARS['switch_fabric_nvue_password']}".encode()).decode()
+    # The inventory's password is vaulted; it is the simulation's own (lab/gpucloud_lab/core/secrets.py).
+    switch_vars = hostvars()[switch]
+    user = switch_vars["switch_fabric_nvue_username"]
+    auth = base64.b64encode(f"{user}:{secrets.LAB_PASSWORD}".encode()).decode()
     request = urllib.request.Request(f"{config.switch(switch).nvue_url}/nvue_v1/?rev=applied",
                                      headers={"Authorization": f"Basic {auth}"})
-    context = ssl.create_default_context(cafile=NVUE_VARS["switch_fabric_nvue_ca_path"])
+    context = ssl.create_default_context(cafile=switch_vars["switch_fabric_nvue_ca_path"])
     with urllib.request.urlopen(request, timeout=5, context=context) as response:
         return dict(json.load(response))
 

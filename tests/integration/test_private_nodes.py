@@ -332,8 +332,8 @@ def test_a_node_that_prints_more_than_its_key_is_refused(lab: Lab, tunnels: Path
         on("gpu3", "rm -f /usr/local/sbin/wg")
 
 
-def test_tunnels_of_a_tenant_gone_from_the_fleet_stay_until_pruned_and_keep_their_keys(lab: Lab,
-                                                                                     tunnels: Path) -> None:
+def test_tunnels_of_a_tenant_gone_from_the_fleet_stay_until_pruned_and_keep_their_keys(
+        lab: Lab, tunnels: Path) -> None:
     up = lab.playbook(PLAYBOOK, TUNNELS_ONLY, inventory=tunnels)
     assert up.rc == 0, up.failures()
     zeta_key = on("cp", "cat /etc/wireguard/wg-zeta.key").stdout.strip()

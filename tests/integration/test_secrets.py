@@ -191,8 +191,8 @@ def _post(key: str) -> None:
     assert status == "204", status
 
 
-def test_a_node_whose_host_key_differs_from_its_phone_home_record_is_not_connected_to(lab: Lab,
-                                                                                       tmp_path: Path) -> None:
+def test_a_node_whose_host_key_differs_from_its_phone_home_record_is_not_connected_to(
+        lab: Lab, tmp_path: Path) -> None:
     known_hosts = tmp_path / "ssh" / "known_hosts"
     inv = _site_inventory(tmp_path, known_hosts)
     ping = tmp_path / "ping.yml"

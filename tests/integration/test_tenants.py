@@ -250,8 +250,8 @@ def test_a_misspelled_value_fails_before_install_then_onboarding_is_one_command(
 def _pod(name: str, gpus: int, cpu: str) -> dict:
     """A shared tenant's pod as vCluster's syncer writes it into the host namespace: KAI's scheduler, the queue."""
     return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "tenant-beta", "labels": {"kai.scheduler/queue": "tenant-beta",
-                                                                           "itest": "kai"}},
+            "metadata": {"name": name, "namespace": "tenant-beta",
+                         "labels": {"kai.scheduler/queue": "tenant-beta", "itest": "kai"}},
             "spec": {"schedulerName": "kai-scheduler", "containers": [{
                 "name": "train", "image": "nvcr.io/nvidia/pytorch:25.01-py3",
                 "resources": {"limits": {"nvidia.com/gpu": str(gpus)}, "requests": {"cpu": cpu, "memory": "1Gi"}}}]}}

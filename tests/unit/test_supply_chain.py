@@ -63,7 +63,7 @@ def test_every_locked_package_is_pinned_with_a_hash(lock: str) -> None:
     text = (ROOT / lock).read_text()
     locked = lock_entries(ROOT / lock)
     assert len(locked) > len(requirements(ROOT / LOCKS[lock][-1]))
-    assert [name for name, (_, hashes) in locked.items() if not hashes] == []
+    assert [name for name, (_version, hashes) in locked.items() if not hashes] == []
     requirement_lines = [line for line in text.splitlines() if line and not line.startswith((" ", "#"))]
     assert all(_ENTRY.match(line) for line in requirement_lines), requirement_lines
     # Locked from PyPI alone: no index or local folder of the machine that wrote it.
@@ -74,10 +74,9 @@ def test_every_locked_package_is_pinned_with_a_hash(lock: str) -> None:
 def test_the_tests_lock_pins_the_controller_at_the_controller_locks_versions() -> None:
     controller = lock_entries(ROOT / "requirements.lock")
     tests = lock_entries(ROOT / "tests/requirements.lock")
-    assert {name: version for name, (version, _) in controller.items()} == {
+    assert {name: version for name, (version, _hashes) in controller.items()} == {
         name: tests[name][0] for name in controller if name in tests}
     assert set(controller) <= set(tests)
-
 
 
 # --- the execution environment (meta/execution-environment.yml) ----------------------------------------------

@@ -36,7 +36,7 @@ def leftovers() -> list[str]:
     run): hosts' disks, switches' applied configs, the host cluster's etcd, the registration known_hosts."""
     if net.netns_exists(config.LAB_NETNS):
         return []  # a running lab: `up` continues it
-    return sorted(str(p) for p in components.STATE_PATHS() if p != config.RUN_DIR and p.exists() and any(p.iterdir()))
+    return sorted(str(p) for p in components.state_paths() if p != config.RUN_DIR and p.exists() and any(p.iterdir()))
 
 
 def cmd_up(_args: argparse.Namespace) -> int:

@@ -53,7 +53,7 @@ def all_running(components: Sequence[Component]) -> bool:
     return all(row.state in ("up", "running", "ready", "on", "off") for c in components for row in c.rows())
 
 
-def STATE_PATHS() -> tuple[Path, ...]:  # noqa: N802 - a constant computed from config at call time
+def state_paths() -> tuple[Path, ...]:
     """The lab's run-time state: what `down` removes (caches, keys and the CA stay)."""
     return (config.RUN_DIR, config.STATE_DIR / "hosts", config.STATE_DIR / "kube", config.STATE_DIR / "controller",
             config.SWITCH_STATE_DIR, config.STATE_DIR / "provision")
@@ -64,6 +64,6 @@ def cleanup() -> None:
     for unit in stop_order(lab_units()):  # anything still running, e.g. a crashed controller's tenants
         stop_unit(unit)
     remove_lab_cgroup()
-    for path in STATE_PATHS():
+    for path in state_paths():
         shutil.rmtree(path, ignore_errors=True)
     Path(config.STATE_DIR).mkdir(parents=True, exist_ok=True)

@@ -61,8 +61,8 @@ def queue_resources(spec: dict, where: str = "") -> dict:
                 continue
             amount = _gpus(value) if ours == "over_quota_weight" else convert(value)
             if amount is None:
-                problems.append("%s%s.%s: %r is not %s" % (where, res, ours, value,
-                                                            "a number" if ours == "over_quota_weight" else what))
+                expected = "a number" if ours == "over_quota_weight" else what
+                problems.append("%s%s.%s: %r is not %s" % (where, res, ours, value, expected))
                 continue
             out[res][kai] = amount
     if problems:

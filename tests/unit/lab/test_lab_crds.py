@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.support import upstream
+
 REPO = Path(__file__).resolve().parents[3]
 UPSTREAM = REPO.parent / "shared" / "upstream"
 CHARTS = REPO / "lab" / "charts"
@@ -58,6 +60,13 @@ def upstream_dir() -> Path:
             pytest.fail(f"../shared/upstream is missing; CI must have it (looked in {UPSTREAM})")
         pytest.skip(f"../shared/upstream is missing ({UPSTREAM}): no upstream CRDs to compare with")
     return UPSTREAM
+
+
+def upstream_file(relative: str) -> Path:
+    """<project>/<tag>/<file> from ../shared/upstream, or tests/upstream for a release not there yet."""
+    upstream_dir()
+    project, tag, name = relative.split("/", 2)
+    return upstream.release(project, tag) / name
 
 
 def strip_descriptions(node: Any) -> Any:
@@ -181,7 +190,7 @@ def test_our_crd_is_a_structural_v1_crd(name):
 
 
 def test_the_queue_crd_is_the_pinned_releases_verbatim():
-    assert CRDS["queue"][0].read_bytes() == (upstream_dir() / CRDS["queue"][1]).read_bytes()
+    assert CRDS["queue"][0].read_bytes() == (upstream_file(CRDS["queue"][1])).read_bytes()
 
 
 def test_the_stand_in_charts_are_published_at_the_pinned_versions():
@@ -191,8 +200,8 @@ def test_the_stand_in_charts_are_published_at_the_pinned_versions():
 
 @pytest.mark.parametrize("name", sorted(CRDS))
 def test_our_crd_matches_upstream(name):
-    path, upstream_file, complete = CRDS[name]
-    theirs = load(upstream_dir() / upstream_file)
+    path, relative, complete = CRDS[name]
+    theirs = load(upstream_file(relative))
     assert compare_crd(load(path), theirs, complete) == []
 
 
@@ -205,7 +214,7 @@ def test_queue_is_v2_served_and_stored_with_status():
 
 def test_clusterpolicy_has_every_top_level_spec_field_and_the_parts_the_lab_uses():
     ours = load(CRDS["clusterpolicy"][0])
-    theirs = load(upstream_dir() / CRDS["clusterpolicy"][1])
+    theirs = load(upstream_file(CRDS["clusterpolicy"][1]))
     spec, their_spec = at(schema_of(ours, "v1"), "spec"), at(schema_of(theirs, "v1"), "spec")
     assert sorted(spec["properties"]) == sorted(their_spec["properties"])
     assert sorted(spec["required"]) == sorted(their_spec["required"])
@@ -223,7 +232,7 @@ def test_clusterpolicy_has_every_top_level_spec_field_and_the_parts_the_lab_uses
 
 def test_the_comparison_reports_drift():
     """Renaming a field, changing a type, an enum or a required list, or dropping a field is reported."""
-    upstream = load(upstream_dir() / CRDS["queue"][1])
+    upstream = load(upstream_file(CRDS["queue"][1]))
     ours = load(CRDS["queue"][0])
     assert compare_crd(ours, upstream, complete=True) == []
 
@@ -249,7 +258,7 @@ def test_the_comparison_reports_drift():
     assert len(compare_crd(ours, moved, complete=True)) == 2
 
     policy = load(CRDS["clusterpolicy"][0])
-    policy_upstream = load(upstream_dir() / CRDS["clusterpolicy"][1])
+    policy_upstream = load(upstream_file(CRDS["clusterpolicy"][1]))
     at(schema_of(policy, "v1"), "spec", "mig", "strategy")["enum"] = ["none", "single", "mixed", "all"]
     del at(schema_of(policy, "v1"), "spec", "daemonsets")["properties"]["tolerations"]
     assert sorted(compare_crd(policy, policy_upstream, complete=False)) == [

@@ -39,8 +39,8 @@ def test_the_layer_config_names_has_a_pinned_sha256() -> None:
     assert re.fullmatch(r"[0-9a-f]{64}", tools.LAYER_SHA256[config.KUBECTL_LAYER])
 
 
-def test_a_layer_wheel_that_is_not_the_published_one_is_refused(wheelhouse: Path, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_layer_wheel_that_is_not_the_published_one_is_refused(
+        wheelhouse: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     look_alike(wheelhouse, config.KUBECTL_LAYER)
     monkeypatch.setattr(tools, "TOOLS_DIR", tmp_path / "tools")
     with pytest.raises(RuntimeError, match="DO NOT MATCH THE HASHES"):
@@ -55,8 +55,8 @@ def test_the_sushy_tools_lock_pins_the_labs_version() -> None:
     assert len(entries) > 5 and len(re.findall(r"--hash=sha256:[0-9a-f]{64}", lock)) >= len(entries)
 
 
-def test_sushy_tools_wheels_that_are_not_the_published_ones_are_refused(wheelhouse: Path, tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sushy_tools_wheels_that_are_not_the_published_ones_are_refused(
+        wheelhouse: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for requirement in re.findall(r"^([A-Za-z0-9][\w.-]*==[^\s\\]+)", redfish.LOCK.read_text(), re.M):
         look_alike(wheelhouse, requirement)
     venv = tmp_path / "sushy"

@@ -14,6 +14,7 @@ import yaml
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._errors import ProblemsError
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet
 from ansible_collections.gpucloud.baremetal.plugins.modules import vcluster_values
+from tests.support import inventory_yaml
 from tests.support.fabric import example_model
 
 REPO = Path(__file__).resolve().parents[4]
@@ -49,7 +50,7 @@ def upstream() -> dict:
 
 def lab_tenants() -> list[dict]:
     with open(REPO / "inventories" / "lab" / "fleet.yml", encoding="utf-8") as fh:
-        return load_fleet(yaml.safe_load(fh))["tenants"]
+        return load_fleet(inventory_yaml.load(fh.name))["tenants"]
 
 
 TENANTS = [("example", t) for t in example_model()["tenants"]] + [("lab", t) for t in lab_tenants()]
@@ -79,8 +80,8 @@ def test_both_tiers_are_among_the_tenants() -> None:
 @pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("enforcement", ["patches", "admission-policy"])
 @pytest.mark.parametrize(("fleet", "tenant"), TENANTS, ids=lambda v: v if isinstance(v, str) else v["name"])
-def test_every_generated_vcluster_yaml_validates_against_its_releases_schema(fleet: str, tenant: dict,
-                                                                           enforcement: str, version: str) -> None:
+def test_every_generated_vcluster_yaml_validates_against_its_releases_schema(
+        fleet: str, tenant: dict, enforcement: str, version: str) -> None:
     values = vcluster_values.run(params(tenant, chart_version=version, shared_enforcement=enforcement,
                                         **PRO))["values"]
     assert errors(schema_of(version), values) == []

@@ -24,8 +24,8 @@ def test_cpu_and_memory_default_to_unlimited_with_the_gpu_weight() -> None:
 
 
 def test_cpu_in_cores_and_memory_as_quantities_are_kept_as_given() -> None:
-    tenant = load_fleet(_with(cpu={"quota": 32, "limit": 64.5}, memory={"quota": "256Gi", "limit": -1,
-                                                                      "over_quota_weight": 3}))["tenants"][0]
+    memory = {"quota": "256Gi", "limit": -1, "over_quota_weight": 3}
+    tenant = load_fleet(_with(cpu={"quota": 32, "limit": 64.5}, memory=memory))["tenants"][0]
     assert tenant["cpu"]["quota"] == 32 and tenant["cpu"]["limit"] == 64.5
     assert tenant["memory"] == {"quota": "256Gi", "limit": -1, "over_quota_weight": 3}
 

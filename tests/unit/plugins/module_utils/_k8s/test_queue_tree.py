@@ -19,12 +19,13 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import l
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.errors import QueueTreeError
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.queue_tree import queue_tree
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.queues import queue_object
+from tests.support import inventory_yaml, upstream
 from tests.support.fabric import example_model
 
 REPO = Path(__file__).resolve().parents[5]
 KAI_VERSION = yaml.safe_load((REPO / "roles" / "kai_scheduler" / "defaults" / "main.yml").read_text())[
     "kai_scheduler_chart_version"]
-UPSTREAM = REPO.parent / "shared" / "upstream" / "kai-scheduler" / KAI_VERSION
+UPSTREAM = upstream.release("kai-scheduler", KAI_VERSION)
 UNLIMITED = {"quota": -1, "limit": -1}
 
 try:
@@ -124,7 +125,7 @@ def test_a_refused_tree_is_one_of_the_collections_problems_with_its_heading() ->
 
 
 def _fleet_trees() -> list[tuple[str, list[dict]]]:
-    lab = load_fleet(yaml.safe_load((REPO / "inventories" / "lab" / "fleet.yml").read_text()))
+    lab = load_fleet(inventory_yaml.load(REPO / "inventories" / "lab" / "fleet.yml"))
     out = []
     for name, model in (("example", example_model()), ("lab", lab)):
         shared = [t for t in model["tenants"] if t["isolation"] == "shared"]
@@ -138,8 +139,8 @@ def _fleet_trees() -> list[tuple[str, list[dict]]]:
 
 
 @pytest.mark.parametrize(("name", "tree"), _fleet_trees(), ids=lambda v: v if isinstance(v, str) else "")
-def test_every_generated_queue_is_valid_under_the_pinned_kai_crd(queue_crd_schema: dict, name: str,
-                                                                  tree: list[dict]) -> None:
+def test_every_generated_queue_is_valid_under_the_pinned_kai_crd(
+        queue_crd_schema: dict, name: str, tree: list[dict]) -> None:
     validator = jsonschema.Draft7Validator(queue_crd_schema)
     for queue in tree:
         obj = queue_object(queue, tree[0]["name"])

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet, pxe_nodes
+from tests.support import inventory_yaml
 
 FLEET = Path(__file__).resolve().parents[5] / "inventories" / "lab" / "fleet.yml"
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGpucloudtestkey ops@example"
@@ -29,7 +29,7 @@ def require(tool: str) -> str:
 
 @pytest.fixture
 def model() -> dict[str, Any]:
-    data = yaml.safe_load(FLEET.read_text())
+    data = inventory_yaml.load(FLEET)
     data["site"]["os_profiles"]["rocky9"] = {"family": "rocky", "version": "9.4"}
     data["nodes"][0]["os"] = "rocky9"
     return load_fleet(data)

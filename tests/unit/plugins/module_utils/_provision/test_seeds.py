@@ -9,6 +9,7 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._errors import 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.errors import FleetError
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision import profiles, tree, validate
+from tests.support import inventory_yaml
 
 from .conftest import FLEET, KEY, require
 
@@ -75,7 +76,7 @@ def test_a_family_without_defaults_needs_its_kernel() -> None:
 
 
 def test_an_unknown_os_family_is_rejected_by_the_model() -> None:
-    data = yaml.safe_load(FLEET.read_text())
+    data = inventory_yaml.load(FLEET)
     data["site"]["os_profiles"]["win"] = {"family": "windows", "version": "11"}
     with pytest.raises(FleetError, match=r"site\.os_profiles\.win\.family"):
         load_fleet(data)
