@@ -257,20 +257,6 @@ def test_playbooks_parse(playbook):
     assert proc.returncode == 0, proc.stderr
 
 
-def test_plan_touches_nothing_and_is_idempotent(tmp_path):
-    """plan.yml renders every layer into a folder; a second plan of the same fleet changes nothing."""
-    plan_dir = tmp_path / "plan"
-    playbook = os.path.join(ROOT, "playbooks", "plan.yml")
-    first = runner(tmp_path, playbook, EXAMPLE, extravars={"plan_output_dir": str(plan_dir)})
-    assert first.rc == 0, first.stdout.read()
-    assert sum(first.stats["changed"].values()) > 0
-    rendered = sorted(p.name for p in (plan_dir / "fabric").iterdir())
-    assert "leaf-r1a-frr.conf" in rendered and any(n.startswith("leaf-r2a") for n in rendered)
-    second = runner(tmp_path, playbook, EXAMPLE, extravars={"plan_output_dir": str(plan_dir)})
-    assert second.rc == 0
-    assert second.stats["changed"] == {}, second.stats
-
-
 def test_constructed_options_add_groups(tmp_path):
     data = fleet()
     data["keyed_groups"] = [{"key": "gpucloud_node.gpu.model", "prefix": "model"}]

@@ -1,0 +1,96 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What role ``gpu_host`` installs on a node (``nodes/<node>.yaml`` of the plan).
+
+The inputs are the role's own values: its settings (``gpu_host_*``: its defaults, or the node's
+inventory) and the vars file of the node's OS (``vars/<distribution>.yml``, ``<os_family>.yml``
+or ``default.yml``, the role's ``first_found``), both templated for the node by the action
+``plan_node_stack``. ``node_stack`` makes the role's decisions on them (``tasks/facts.yml``,
+``packages.yml``, ``containerd.yml``): NVIDIA packages only on a supported OS with GPUs, the host
+driver, toolkit (and fabric manager on NVSwitch systems) only with ``gpu.driver: host``.
+The fleet gives the OS; the running kernel is known on the node only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ansible.module_utils.parsing.convert_bool import boolean
+
+from .errors import PlanError
+
+# The fleet's OS family -> (ansible_distribution, ansible_os_family) the node reports.
+DISTRIBUTIONS = {"ubuntu": ("Ubuntu", "Debian"), "debian": ("Debian", "Debian"), "rocky": ("Rocky", "RedHat"),
+                 "rhel": ("RedHat", "RedHat")}
+RUNNING_KERNEL = "<running kernel>"
+ROLE_PREFIX = "gpu_host_"
+
+
+def node_facts(os_profile: dict) -> dict[str, str]:
+    """The facts role gpu_host reads, as a node of this OS profile reports them (the kernel aside)."""
+    family = os_profile.get("family")
+    if family not in DISTRIBUTIONS:
+        raise PlanError("os_profile %s: family %r is not one of %s"
+                        % (os_profile.get("name"), family, ", ".join(DISTRIBUTIONS)))
+    distribution, os_family = DISTRIBUTIONS[family]
+    version = str(os_profile.get("version") or "")
+    major = version.split(".", maxsplit=1)[0]
+    return {"ansible_distribution": distribution, "ansible_os_family": os_family,
+            "ansible_distribution_version": version, "ansible_distribution_major_version": major,
+            "ansible_kernel": RUNNING_KERNEL}
+
+
+def vars_files(facts: dict[str, str]) -> list[str]:
+    """The role's vars files for these facts, in its ``first_found`` order."""
+    return ["%s.yml" % facts["ansible_distribution"], "%s.yml" % facts["ansible_os_family"], "default.yml"]
+
+
+def node_stack(name: str, node: dict, facts: dict[str, str], settings: dict[str, Any], family: dict[str, Any]) -> dict:
+    """The node stack of one node: ``settings`` are the role's ``gpu_host_*``, ``family`` its vars file's values."""
+    s = settings
+    count = int(s["gpu_host_gpu_count"])
+    mode = s["gpu_host_driver_mode"]
+    nvswitch = boolean(s["gpu_host_nvswitch"])
+    supported = facts["ansible_distribution"] in s["gpu_host_supported_distributions"] and boolean(
+        family["gpu_host__supported_family"])
+    install = supported and count > 0
+    host_stack = install and mode == "host"
+    packages = list(family["gpu_host__header_packages"]) if install and boolean(s["gpu_host_kernel_headers"]) else []
+    if host_stack:
+        packages += family["gpu_host__driver_packages"] + family["gpu_host__toolkit_packages"]
+        packages += family["gpu_host__fabricmanager_packages"] if nvswitch else []
+    if boolean(s["gpu_host_containerd"]):
+        packages.append(family["gpu_host__containerd_package"])
+    return {
+        "node": name,
+        "os": {"profile": node["os_profile"].get("name"), "distribution": facts["ansible_distribution"],
+               "version": facts["ansible_distribution_version"]},
+        "gpu": {"model": node["gpu"].get("model"), "count": count, "driver": mode, "nvswitch": nvswitch},
+        "package_manager": family["gpu_host__pkg_family"],
+        "repositories": _repositories(s, family["gpu_host__pkg_family"]) if host_stack else [],
+        "packages": packages,
+        "pip": ["nvidia-ml-py==%s" % s["gpu_host_nvml_python_version"]]
+        if install and boolean(s["gpu_host_nvml_python"]) else [],
+        "services": (["nvidia-persistenced"] + (["nvidia-fabricmanager"] if nvswitch else [])) if host_stack else [],
+        "skipped": _skipped(facts, supported, count, mode),
+    }
+
+
+def _repositories(s: dict[str, Any], pkg_family: str) -> list[dict]:
+    if not boolean(s["gpu_host_manage_repos"]) or pkg_family not in ("apt", "dnf"):
+        return []
+    kind = "apt" if pkg_family == "apt" else "yum"
+    return [{"name": "nvidia-cuda", "url": s["gpu_host_%s_cuda_repo_url" % kind]},
+            {"name": "nvidia-container-toolkit", "url": s["gpu_host_%s_toolkit_repo_url" % kind]}]
+
+
+def _skipped(facts: dict[str, str], supported: bool, count: int, mode: str) -> list[str]:
+    out = []
+    if not supported:
+        out.append("NVIDIA packages: %s is not a supported OS for them" % facts["ansible_distribution"])
+    if count == 0:
+        out.append("everything NVIDIA: the fleet gives this node no GPU")
+    elif mode == "operator":
+        out.append("host driver and container toolkit: the GPU Operator brings them (gpu.driver operator)")
+    return out

@@ -1,0 +1,82 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What role gpu_host installs on a node, decided on the role's own files' values: the operator's driver
+leaves the host stack out, a host driver brings its pinned packages, NVSwitch the fabric manager, and an
+unsupported OS or a node without GPUs nothing NVIDIA."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+import pytest
+import yaml
+
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._errors import ProblemsError
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._plan.nodes import node_facts, node_stack, vars_files
+
+ROLE = Path(__file__).resolve().parents[5] / "roles" / "gpu_host"
+PROFILES = {"ubuntu": {"name": "ubuntu2404", "family": "ubuntu", "version": "24.04"},
+            "rocky": {"name": "rocky9", "family": "rocky", "version": "9.4"},
+            "debian": {"name": "debian12", "family": "debian", "version": "12"}}
+
+
+def stack(family: str, count: int = 8, driver: str = "operator", nvswitch: bool = False, **overrides) -> dict:
+    """The role's defaults and vars file, templated for the node as the action does (here with plain Jinja)."""
+    node = {"gpu": {"model": "H100-SXM5-80GB", "count": count, "driver": driver, "nvswitch": nvswitch},
+            "os_profile": PROFILES[family]}
+    facts = node_facts(node["os_profile"])
+    variables = dict(yaml.safe_load((ROLE / "defaults" / "main.yml").read_text()), gpucloud_node=node, **facts,
+                     **overrides)
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    for _ in range(3):  # defaults that use other defaults
+        variables = {k: env.from_string(v).render(variables) if isinstance(v, str) else v for k, v in variables.items()}
+    settings = {k: yaml.safe_load(v) if k == "gpu_host_gpu_count" or k == "gpu_host_nvswitch" else v
+                for k, v in variables.items() if k.startswith("gpu_host_")}
+    vars_file = next(ROLE / "vars" / f for f in vars_files(facts) if (ROLE / "vars" / f).exists())
+    family_vars = yaml.safe_load(env.from_string(vars_file.read_text()).render(variables))
+    return node_stack("n1", node, facts, settings, family_vars)
+
+
+def test_operator_driver_leaves_only_headers_containerd_and_nvml() -> None:
+    out = stack("ubuntu")
+    assert out["package_manager"] == "apt"
+    assert out["packages"] == ["linux-headers-<running kernel>", "containerd"]
+    assert out["pip"] == ["nvidia-ml-py==13.615.71"] and out["services"] == [] and out["repositories"] == []
+    assert out["skipped"] == ["host driver and container toolkit: the GPU Operator brings them (gpu.driver operator)"]
+
+
+def test_host_driver_brings_the_pinned_driver_and_toolkit_and_nvswitch_the_fabric_manager() -> None:
+    out = stack("ubuntu", driver="host", nvswitch=True)
+    assert "cuda-drivers-580=580.95.05-*" in out["packages"]
+    assert "nvidia-container-toolkit=1.17.8-1" in out["packages"]
+    assert "nvidia-fabricmanager-580=580.95.05-*" in out["packages"]
+    assert out["services"] == ["nvidia-persistenced", "nvidia-fabricmanager"]
+    assert out["repositories"][0]["url"].endswith("/cuda/repos/ubuntu2404/x86_64/")
+    no_switch = stack("ubuntu", driver="host")
+    assert not [p for p in no_switch["packages"] if "fabricmanager" in p] and no_switch["services"] == [
+        "nvidia-persistenced"]
+
+
+def test_rocky_takes_the_redhat_names_and_an_overridden_version() -> None:
+    out = stack("rocky", driver="host", gpu_host_driver_version="575.1.2")
+    assert out["package_manager"] == "dnf" and out["os"]["distribution"] == "Rocky"
+    assert "nvidia-driver-575.1.2" in out["packages"] and "containerd.io" in out["packages"]
+    assert out["repositories"][0]["url"].endswith("/cuda/repos/rhel9/x86_64/")
+
+
+def test_an_unsupported_os_or_no_gpu_installs_nothing_nvidia() -> None:
+    debian = stack("debian", count=0)
+    assert debian["packages"] == ["containerd"] and debian["pip"] == [] and debian["package_manager"] == "none"
+    assert debian["skipped"] == ["NVIDIA packages: Debian is not a supported OS for them",
+                                 "everything NVIDIA: the fleet gives this node no GPU"]
+    no_gpu = stack("ubuntu", count=0, driver="host")
+    assert no_gpu["packages"] == ["containerd"] and no_gpu["services"] == []
+
+
+def test_switches_of_the_role_are_followed() -> None:
+    out = stack("ubuntu", gpu_host_containerd=False, gpu_host_kernel_headers=False, gpu_host_nvml_python=False)
+    assert out["packages"] == [] and out["pip"] == []
+
+
+def test_an_unknown_os_family_is_named() -> None:
+    with pytest.raises(ProblemsError, match="family 'suse' is not one of"):
+        node_facts({"name": "sles", "family": "suse", "version": "15"})
