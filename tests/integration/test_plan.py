@@ -139,10 +139,11 @@ def test_nothing_in_the_plan_is_a_secret(first) -> None:
 
 
 def test_one_tenants_vlan_shows_in_the_files_of_the_leaves_that_carry_it(tmp_path: Path, planned: Path) -> None:
-    """acme's nodes are dual-homed to leaf-r1a and leaf-r1b: its VLAN is in those two leaves' NVUE configs,
-    and in no other file of the plan (FRR holds VRFs and VNIs, no VLAN; no other layer knows VLANs)."""
+    """acme's nodes are dual-homed to leaf-r1a and leaf-r1b: its VLAN is in those two leaves' NVUE configs
+    (FRR holds VRFs and VNIs, no VLAN). The example gives acme no vcluster.node_port, so its API's NodePort
+    is the fleet's default, 30000 + VLAN: its vcluster.yaml changes too, and no other file."""
     run = plan(fleet_copy(tmp_path, "    vlan: 101\n", "    vlan: 100\n"), planned, "--diff")
-    assert diffed(run) == {"fabric/leaf-r1a.nvue.yaml", "fabric/leaf-r1b.nvue.yaml"}
+    assert diffed(run) == {"fabric/leaf-r1a.nvue.yaml", "fabric/leaf-r1b.nvue.yaml", "vcluster/acme.values.yaml"}
     assert {h for h, c in recap(run).items() if c["changed"]} == {"localhost"}
     assert "-      vlan101:\n+      vlan100:" in run.stdout
 

@@ -20,17 +20,23 @@ from typing import Any
 from .._errors import ProblemsError
 from .._k8s.queue_tree import queue_tree
 from .._k8s.queues import queue_object
-from .._k8s.vcluster import host_objects, vcluster_values
+from .._k8s.host_objects import host_objects
+from .._k8s.vcluster import vcluster_values
 from .errors import PlanError
 
 ROLE_PREFIX = "vcluster_tenant_"
-SETTINGS = ("scheduler_name", "kubeconfig_server", "api_port", "pro_image", "platform_secret",
-            "platform_secret_namespace", "shared_enforcement", "values", "quota", "limit_range", "api_server_cidrs",
-            "api_server_ports")
+EXPOSE_HOST = "<host cluster API host>"
+# What role vcluster_tenant passes to the module vcluster_values (its SETTINGS).
+SETTINGS = ("chart_version", "scheduler_name", "expose", "expose_host", "api_port", "pro_image", "platform_secret",
+            "platform_secret_namespace", "shared_enforcement", "pod_security", "pod_policy", "policy_api_served",
+            "values", "quota", "limit_range", "api_server_cidrs", "api_server_ports")
 
 
 def vcluster_settings(role_vars: dict[str, Any]) -> dict[str, Any]:
-    """Role ``vcluster_tenant``'s variables (``vcluster_tenant_<setting>``) -> the settings it passes on."""
+    """Role ``vcluster_tenant``'s variables (``vcluster_tenant_<setting>``) -> the settings it passes on.
+
+    Without ``vcluster_tenant_expose_host`` the role takes the host cluster API's host from its kubeconfig,
+    which the plan does not read: tenant_files names it ``<host cluster API host>``."""
     return {name: role_vars[ROLE_PREFIX + name] for name in SETTINGS if role_vars.get(ROLE_PREFIX + name) is not None}
 
 
@@ -49,8 +55,11 @@ def tenant_files(
     """
     out: dict[str, Any] = {}
     problems: list[str] = []
+    # What the role learns from the host cluster, which the plan does not read: its API's host, and whether it
+    # serves ValidatingAdmissionPolicy (the plan shows the policy a current cluster gets).
+    settings = {"expose_host": EXPOSE_HOST, "policy_api_served": True, **(settings or {})}
     for tenant in tenants:
-        _collect(problems, lambda t=tenant: out.update(_vcluster(t, settings or {})))
+        _collect(problems, lambda t=tenant: out.update(_vcluster(t, settings)))
     _collect(problems, lambda: out.update({"kai/queues.yaml": queue_trees(tenants, gpus, shared_nodes, parent or {})}))
     for tenant in tenants:
         if tenant.get("wireguard"):
@@ -85,8 +94,9 @@ def wireguard(tenant: dict, tunnels: dict[str, list[dict]], gateway: str | None)
 
 def _vcluster(tenant: dict, settings: dict[str, Any]) -> dict[str, Any]:
     name = tenant["name"]
-    return {"vcluster/%s.values.yaml" % name: vcluster_values(tenant, settings),
-            "vcluster/%s.objects.yaml" % name: host_objects(tenant, settings)}
+    values = vcluster_values(tenant, settings)
+    return {"vcluster/%s.values.yaml" % name: values,
+            "vcluster/%s.objects.yaml" % name: host_objects(tenant, settings, values)}
 
 
 def _tree(tenants: list[dict], capacity: int, parent: dict) -> list[dict]:

@@ -13,11 +13,13 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._errors import 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet, wireguard_tunnels
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._plan.tenants import tenant_files, vcluster_settings
 from ansible_collections.gpucloud.baremetal.plugins.modules import vcluster_values
+from tests.support import inventory_yaml
 from tests.support.fabric import example_model
 
 REPO = Path(__file__).resolve().parents[5]
 QUEUE_CRD = REPO.parent / "shared" / "upstream" / "kai-scheduling.run.ai_queues.crd.yaml"
-PRO = {"pro_image": "ghcr.io/loft-sh/vcluster-pro:0.30.0", "platform_secret": "platform-key"}
+PRO = {"pro_image": "ghcr.io/loft-sh/vcluster-pro:0.36.1", "platform_secret": "platform-key",
+       "api_server_cidrs": ["10.0.0.11/32"]}
 
 try:
     import jsonschema
@@ -29,7 +31,7 @@ except ImportError:  # an error in CI, which installs tests/requirements.txt
 
 def lab_model() -> dict:
     with open(REPO / "inventories" / "lab" / "fleet.yml", encoding="utf-8") as fh:
-        return load_fleet(yaml.safe_load(fh))
+        return load_fleet(inventory_yaml.load(fh.name))
 
 
 def plan(model: dict, settings: dict | None = None, **extra) -> dict:
@@ -53,13 +55,14 @@ def test_every_tenant_gets_its_values_and_objects_and_every_private_one_its_wire
 def test_values_and_objects_are_what_the_vcluster_values_module_returns(name: str) -> None:
     model = example_model()
     tenant = next(t for t in model["tenants"] if t["name"] == name)
-    params = {"tenant": tenant, "installed_isolation": "", "scheduler_name": "kai-scheduler", "kubeconfig_server": "",
-              "api_port": 443, "platform_secret_namespace": "", "values": {"sync": {"fromHost": {}}},
-              "quota": {"requests.cpu": "64"}, "limit_range": None, "api_server_cidrs": ["10.0.0.0/22"],
-              "api_server_ports": [443, 6443], "shared_enforcement": "auto", **PRO}
+    params = {"tenant": tenant, "installed_isolation": "", "chart_version": "0.36.1", "scheduler_name": "kai-scheduler",
+              "expose": "NodePort", "expose_host": "192.0.2.10", "api_port": 443, "platform_secret_namespace": "",
+              "pod_security": "baseline", "pod_policy": "required", "policy_api_served": True,
+              "values": {"sync": {"fromHost": {}}}, "quota": {"requests.cpu": "64"}, "limit_range": None,
+              "api_server_cidrs": ["10.0.0.0/22"], "api_server_ports": [443, 6443], "shared_enforcement": "auto", **PRO}
     module = vcluster_values.run(params)
     role_vars = {"vcluster_tenant_" + k: v for k, v in params.items() if k not in ("tenant", "installed_isolation")}
-    data = plan(model, vcluster_settings(dict(role_vars, vcluster_tenant_chart_version="9.9.9")))
+    data = plan(model, vcluster_settings(dict(role_vars, vcluster_tenant_kubeconfig="/not/read")))
     assert data["vcluster/%s.values.yaml" % name] == module["values"]
     assert data["vcluster/%s.objects.yaml" % name] == module["objects"]
 
