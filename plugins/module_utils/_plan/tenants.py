@@ -18,9 +18,9 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import ProblemsError
+from .._k8s.host_objects import host_objects
 from .._k8s.queue_tree import queue_tree
 from .._k8s.queues import queue_object
-from .._k8s.host_objects import host_objects
 from .._k8s.vcluster import vcluster_values
 from .errors import PlanError
 

@@ -27,7 +27,7 @@ def stack(family: str, count: int = 8, driver: str = "operator", nvswitch: bool 
     variables = dict(yaml.safe_load((ROLE / "defaults" / "main.yml").read_text()), gpucloud_node=node, **facts,
                      **overrides)
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
-    for _ in range(3):  # defaults that use other defaults
+    for _round in range(3):  # defaults that use other defaults
         variables = {k: env.from_string(v).render(variables) if isinstance(v, str) else v for k, v in variables.items()}
     settings = {k: yaml.safe_load(v) if k == "gpu_host_gpu_count" or k == "gpu_host_nvswitch" else v
                 for k, v in variables.items() if k.startswith("gpu_host_")}
