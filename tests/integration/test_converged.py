@@ -58,11 +58,11 @@ def test_site_converges_the_lab_then_changes_nothing(converged: Converged, lab: 
     tenants = _fleet_tenants()
     assert _tenant_vlans(applied) == {str(t["vlan"]): {str(t["vni"])} for t in tenants}
     for t in tenants:
-        vrf = t["vrf"]["name"]
+        vrf = t["vrf"]  # the inventory's tenant: vrf is its name, l3vni beside it
         assert str(t["vni"]) in applied["evpn"]["vni"]
         assert applied["interface"][f"vlan{t['vlan']}"]["ip"]["vrf"] == vrf
         assert applied["interface"][f"vlan{t['vlan']}"]["description"] == f"gpucloud:{t['name']}"
-        assert str(t["vrf"]["l3vni"]) in applied["vrf"][vrf]["evpn"]["vni"]
+        assert str(t["l3vni"]) in applied["vrf"][vrf]["evpn"]["vni"]
     # What the simulation persisted (and `status` reports) is what its API answers.
     assert json.loads((config.SWITCH_STATE_DIR / "leaf1.json").read_text())["applied"] == applied
     status = subprocess.run([str(lab.repo / "lab" / "gpucloud-lab"), "status"], capture_output=True, text=True,
