@@ -25,7 +25,7 @@ import yaml
 
 from gpucloud_lab.core import config
 from gpucloud_lab.infra import hosts
-from gpucloud_lab.infra.kubeapi import JSON, Api, is_ready
+from gpucloud_lab.infra.kubeapi import JSON, Api, ApiError, is_ready
 
 LOG = logging.getLogger("lab-controller")
 
@@ -44,6 +44,7 @@ class Kubelet:
         names = {host.name for host in config.HOSTS}
         for api in self.apis.values():
             run_bound_pods(api, names)
+            finish_deleted_pods(api, names)
 
     def _register_hosts(self) -> None:
         for host in config.HOSTS:
@@ -86,6 +87,26 @@ def run_bound_pods(api: Api, hosts: set[str]) -> None:
         api.patch(f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/status",
                   {"status": running_status(pod, host_ip=_node_ip(api, node))})
         LOG.info("pod %s/%s: running on %s (kubelet stand-in)", meta["namespace"], meta["name"], node)
+
+
+def finish_deleted_pods(api: Api, hosts: set[str]) -> None:
+    """Pods on a lab host's Node that are being deleted: gone, as their kubelet makes them once their containers
+    stopped (kubernetes 1.20 pkg/kubelet/status/status_manager.go: a delete with grace period 0). Without this a
+    bound pod stays Terminating and its namespace never goes."""
+    for pod in api.items("/api/v1/pods"):
+        meta = pod["metadata"]
+        if pod["spec"].get("nodeName") not in hosts or not meta.get("deletionTimestamp"):
+            continue
+        path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}"
+        try:
+            api.request("DELETE", path, {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0,
+                                         "preconditions": {"uid": meta["uid"]}})
+        except ApiError as err:
+            if err.status not in (404, 409):  # gone already, or another pod of that name now
+                raise
+            continue
+        LOG.info("pod %s/%s: stopped and deleted on %s (kubelet stand-in)", meta["namespace"], meta["name"],
+                 pod["spec"]["nodeName"])
 
 
 def _node_ip(api: Api, node: str) -> str:
