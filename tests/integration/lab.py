@@ -118,10 +118,11 @@ class PlaybookRun:
                 if e.get("event") == "runner_on_failed" and host in (None, e["event_data"].get("host"))]
 
     def failures(self) -> list[str]:
-        """'host: task: message' for every failure and unreachable host, for assertion messages."""
+        """'host: task: message' for every failure (each failed item of a loop too) and unreachable host."""
         return [f"{e['event_data'].get('host')}: {e['event_data'].get('task')}: "
                 f"{str(e['event_data'].get('res', {}).get('msg', ''))[:500]}"
-                for e in self.events if e.get("event") in ("runner_on_failed", "runner_on_unreachable")]
+                for e in self.events
+                if e.get("event") in ("runner_on_failed", "runner_item_on_failed", "runner_on_unreachable")]
 
     def results(self, task: str) -> dict[str, dict[str, Any]]:
         """Host -> result of the named task (last one wins)."""
