@@ -289,12 +289,18 @@ def _through_the_tunnel(host: str, interface: str, address: str) -> None:
              f"ip route replace {address}/32 dev {interface}")
 
 
+def _forwarding(host: config.Host, value: int) -> None:
+    """ip_forward of a lab host, as a kubeadm host has it (1). It is per network namespace, and the container's
+    /proc/sys is read-only (systemd-nspawn), so it is set from the controller in the host's namespace."""
+    subprocess.run(["ip", "netns", "exec", host.netns, "sysctl", "-qw", f"net.ipv4.ip_forward={value}"], check=True)
+
+
 def test_the_gateway_forwards_nothing_from_a_tunnel_even_with_ip_forward_on(lab: Lab, tunnels: Path) -> None:
     up = lab.playbook(PLAYBOOK, TUNNELS_ONLY, inventory=tunnels)
     assert up.rc == 0, up.failures()
     pxe, cp = config.PXE_SERVER, config.CONTROL_PLANE
     acme_net = ACME["wireguard"]["subnet"]
-    on("cp", "sysctl -qw net.ipv4.ip_forward=1")
+    _forwarding(cp, 1)
     on(pxe.name, f"ip route replace {acme_net} via {cp.ip}")  # so that a forwarded packet could come back
     try:
         _through_the_tunnel("gpu1", "wg-acme", pxe.ip)
@@ -307,7 +313,7 @@ def test_the_gateway_forwards_nothing_from_a_tunnel_even_with_ip_forward_on(lab:
         assert _connects("gpu1", ZETA_HUB) == "refused"
     finally:
         on(pxe.name, f"ip route del {acme_net} via {cp.ip}", check=False)
-        on("cp", "sysctl -qw net.ipv4.ip_forward=0")
+        _forwarding(cp, 0)
         on("gpu1", f"ip route del {pxe.ip}/32; ip route del {ZETA_HUB}/32", check=False)
     # The next run puts the rules back.
     again = lab.playbook(PLAYBOOK, TUNNELS_ONLY, inventory=tunnels)
