@@ -254,7 +254,10 @@ def _pod(name: str, gpus: int, cpu: str) -> dict:
                          "labels": {"kai.scheduler/queue": "tenant-beta", "itest": "kai"}},
             "spec": {"schedulerName": "kai-scheduler", "containers": [{
                 "name": "train", "image": "nvcr.io/nvidia/pytorch:25.01-py3",
-                "resources": {"limits": {"nvidia.com/gpu": str(gpus)}, "requests": {"cpu": cpu, "memory": "1Gi"}}}]}}
+                # Limits as well as requests: the tenant's LimitRange defaults a missing CPU limit to 1 core, and
+                # the API server refuses a request above its limit before any scheduler sees the pod.
+                "resources": {"limits": {"nvidia.com/gpu": str(gpus), "cpu": cpu, "memory": "1Gi"},
+                              "requests": {"cpu": cpu, "memory": "1Gi"}}}]}}
 
 
 def _get_pod(name: str) -> dict:
