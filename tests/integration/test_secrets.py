@@ -212,6 +212,10 @@ def test_a_node_whose_host_key_differs_from_its_phone_home_record_is_not_connect
         _post(other)
         lab.playbook("playbooks/provision.yml", limit="gpu1", inventory=inv)  # registration fails, naming gpu1
         assert known_hosts.read_text().count("gpu1,") == 1 and other in known_hosts.read_text()
+        # A new connection checks the host key; the previous ping's ControlPersist master (60 s, OpenSSH's
+        # connection sharing) would be reused without one, so it is closed first.
+        for sock in (Path.home() / ".ansible" / "cp").glob("*"):
+            subprocess.run(["ssh", "-o", f"ControlPath={sock}", "-O", "exit", "gpu1"], capture_output=True, check=False)
         refused = lab.playbook(ping, inventory=inv)
         assert refused.rc != 0 and refused.hosts_with("dark") == {"gpu1": 1}, refused.failures()
         assert any("Host key verification failed" in f for f in refused.failures()), refused.failures()
