@@ -20,7 +20,6 @@ import base64
 import json
 import logging
 import sys
-import time
 
 import yaml
 
@@ -28,6 +27,7 @@ from gpucloud_lab.core import config
 from gpucloud_lab.core.util import daemon_pid, run, start_daemon, stop_unit
 from gpucloud_lab.infra import kube, kubeadm_init, pki, tools
 from gpucloud_lab.infra.kubeapi import JSON, Api, is_ready
+from gpucloud_lab.sim.kubelet_standin_sim import running_status
 
 LOG = logging.getLogger("lab-controller")
 TENANTS_FILE = config.STATE_DIR / "controller" / "tenant-control-planes.json"
@@ -203,11 +203,5 @@ def _unb64(value: str) -> str:
 
 
 def _running_pod_status(pod: JSON) -> JSON:
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    conditions = [{"type": t, "status": "True", "lastTransitionTime": now}
-                  for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")]
-    containers = [{"name": c["name"], "image": c.get("image", ""), "imageID": "", "ready": True, "started": True,
-                   "restartCount": 0, "state": {"running": {"startedAt": now}}}
-                  for c in pod["spec"].get("containers", [])]
-    return {"phase": "Running", "conditions": conditions, "containerStatuses": containers,
-            "hostIP": config.CONTROL_PLANE.ip, "podIP": config.CONTROL_PLANE.ip, "startTime": now}
+    """The control-plane pod runs on the control-plane host: its kubelet's Running status, with the pod's IP."""
+    return dict(running_status(pod, host_ip=config.CONTROL_PLANE.ip), podIP=config.CONTROL_PLANE.ip)
