@@ -9,19 +9,7 @@ import json
 import pytest
 
 from ansible_collections.gpucloud.baremetal.plugins.modules import gpu_consistency, gpu_operator_status
-
-try:
-    from ansible.module_utils.testing import patch_module_args
-except ImportError:  # ansible-core before 2.19
-    from contextlib import contextmanager
-    from unittest import mock
-
-    from ansible.module_utils import basic
-
-    @contextmanager
-    def patch_module_args(args):
-        with mock.patch.object(basic, "_ANSIBLE_ARGS", json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode()):
-            yield
+from tests.support.module_args import patch_module_args
 
 
 def run_main(capsys: pytest.CaptureFixture, main, **args) -> dict:

@@ -9,19 +9,7 @@ import pytest
 
 from ansible_collections.gpucloud.baremetal.plugins.modules import nvml_health
 from tests.support.fake_nvml import NVML_ERROR_LIBRARY_NOT_FOUND, FakeNvml, a100_mig, h100, install, v100
-
-try:
-    from ansible.module_utils.testing import patch_module_args
-except ImportError:  # ansible-core before 2.19
-    from contextlib import contextmanager
-    from unittest import mock
-
-    from ansible.module_utils import basic
-
-    @contextmanager
-    def patch_module_args(args):
-        with mock.patch.object(basic, "_ANSIBLE_ARGS", json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode()):
-            yield
+from tests.support.module_args import patch_module_args
 
 
 def run_main(capsys: pytest.CaptureFixture, **args) -> tuple[int, dict]:

@@ -14,20 +14,8 @@ import yaml
 from ansible_collections.gpucloud.baremetal.plugins.doc_fragments.nvue import ModuleDocFragment
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.nvue_api import CONNECTION_SPEC
 from ansible_collections.gpucloud.baremetal.plugins.modules import nvue_config
+from tests.support.module_args import patch_module_args
 from tests.support.nvue_api_sim import NvueSimulation
-
-try:
-    from ansible.module_utils.testing import patch_module_args
-except ImportError:  # ansible-core before 2.19
-    from contextlib import contextmanager
-    from unittest import mock
-
-    from ansible.module_utils import basic
-
-    @contextmanager
-    def patch_module_args(args):
-        with mock.patch.object(basic, "_ANSIBLE_ARGS", json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode()):
-            yield
 
 PASSWORD = "s3cret-nvue"
 TREE = {"interface": {"vlan300": {"type": "svi", "vlan": 300, "description": "ops vlan"}}}

@@ -12,19 +12,7 @@ import yaml
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric import registry
 from ansible_collections.gpucloud.baremetal.plugins.modules import switch_tenants
 from tests.support.fabric import STALE, leaves, native, underlay
-
-try:
-    from ansible.module_utils.testing import patch_module_args
-except ImportError:  # ansible-core before 2.19
-    from contextlib import contextmanager
-    from unittest import mock
-
-    from ansible.module_utils import basic
-
-    @contextmanager
-    def patch_module_args(args):
-        with mock.patch.object(basic, "_ANSIBLE_ARGS", json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode()):
-            yield
+from tests.support.module_args import patch_module_args
 
 
 def run_main(capsys: pytest.CaptureFixture, **args) -> tuple[int, dict]:
