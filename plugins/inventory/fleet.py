@@ -41,7 +41,10 @@ description:
     printed by this plugin.
   - "Host keys: the group C(gpu_nodes) carries C(ansible_ssh_common_args)
     (C(-o StrictHostKeyChecking=yes -o UserKnownHostsFile=<site.ssh_known_hosts> -o GlobalKnownHostsFile=/dev/null))
-    and C(os_install_known_hosts) (the same file): the role M(gpucloud.baremetal.os_install) writes the host keys
+    and C(os_install_known_hosts) (the same file), and C(ansible_ssh_host_key_checking=true): a variable outranks
+    C(ANSIBLE_HOST_KEY_CHECKING=False), which ansible-runner (and AWX, through it) exports by default and which
+    would put C(-o StrictHostKeyChecking=no) first on the ssh command line, where OpenSSH takes the first value
+    of an option. The role M(gpucloud.baremetal.os_install) writes the host keys
     each node posts on phone-home into that file, and every SSH connection to a node is checked against it, so a
     node that answers with another key is not connected to. C(site.ssh_known_hosts) defaults to
     C(~/.ansible/gpucloud/known_hosts) (the controller user's home when the connection is made). They are group

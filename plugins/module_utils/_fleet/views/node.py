@@ -17,11 +17,17 @@ def node_vars(node: dict) -> dict[str, Any]:
     return out
 
 
-def node_ssh_vars(site: dict) -> dict[str, str]:
+def node_ssh_vars(site: dict) -> dict[str, object]:
     """Group variables of the nodes: SSH checks every node's host key against the known_hosts file its
-    phone-home record fills (``site.ssh_known_hosts``, kept by the role os_install), and no other file."""
+    phone-home record fills (``site.ssh_known_hosts``, kept by the role os_install), and no other file.
+
+    ``ansible_ssh_host_key_checking`` is set as a variable because a variable outranks the environment:
+    ansible-runner (and so AWX, which runs jobs through it) exports ``ANSIBLE_HOST_KEY_CHECKING=False``
+    unless told otherwise, and the ssh plugin then puts ``-o StrictHostKeyChecking=no`` before these
+    arguments, where OpenSSH takes the first value given for an option."""
     path = site["ssh_known_hosts"]
     return {
+        "ansible_ssh_host_key_checking": True,
         "ansible_ssh_common_args": "-o StrictHostKeyChecking=yes -o UserKnownHostsFile=%s"
         " -o GlobalKnownHostsFile=/dev/null" % path,
         "os_install_known_hosts": path,

@@ -121,6 +121,8 @@ def test_nodes_are_reached_with_their_host_key_checked_against_the_sites_known_h
         "-o StrictHostKeyChecking=yes -o UserKnownHostsFile=~/.ansible/gpucloud/known_hosts"
         " -o GlobalKnownHostsFile=/dev/null")
     assert default["os_install_known_hosts"] == "~/.ansible/gpucloud/known_hosts"
+    # a variable, so that ansible-runner's ANSIBLE_HOST_KEY_CHECKING=False cannot turn the check off
+    assert default["ansible_ssh_host_key_checking"] is True
     data = fleet()
     data["site"]["ssh_known_hosts"] = "/etc/gpucloud/fra1.known_hosts"
     path = tmp_path / "fleet.yml"
