@@ -99,3 +99,45 @@ def test_a_wrong_endpoint_fails_naming_the_step_and_the_node_joins_afterwards(fr
     retry = fresh_node.playbook("node_join.yml", VARS)
     assert retry.rc == 0, retry.failures()
     assert "Ready" in _kubectl("get", "node", NODE, "-o", "jsonpath={.status.conditions[?(@.type=='Ready')].type}")
+
+
+def _kubelet_conf_sum() -> str:
+    return _on_node("sha256sum /etc/kubernetes/kubelet.conf").split()[0]
+
+
+def test_a_node_of_another_cluster_is_refused_never_reset_unless_forced(fresh_node: Lab) -> None:
+    """A node whose kubelet trusts another CA and which has no Node here belongs to another cluster: the join is
+    refused before anything changes (no reset, no token), in check mode too; node_join_force_reset lets it join.
+    A kubelet kubeconfig of this cluster whose Node is gone (a half-done join) is reset and joined as before."""
+    joined = fresh_node.playbook("node_join.yml", VARS)
+    assert joined.rc == 0, joined.failures()
+
+    # This cluster's kubelet.conf, Node gone (kubelet stopped first, so nothing registers it again): joined again.
+    _on_node("systemctl stop kubelet")
+    _kubectl("delete", "node", NODE)
+    rejoined = fresh_node.playbook("node_join.yml", VARS)
+    assert rejoined.rc == 0, rejoined.failures()
+    assert "Ready" in _kubectl("get", "node", NODE, "-o", "jsonpath={.status.conditions[?(@.type=='Ready')].type}")
+
+    # Another cluster's: its kubelet trusts a CA this cluster never had, and this cluster has no Node of it.
+    _on_node("systemctl stop kubelet")
+    _kubectl("delete", "node", NODE)
+    _on_node("set -e; cd /root; openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+             "-keyout other-ca.key -out other-ca.crt -days 1 -subj /CN=other-cluster-ca 2>/dev/null; "
+             "sed -i \"s|certificate-authority-data: .*|certificate-authority-data: $(base64 -w0 other-ca.crt)|\" "
+             "/etc/kubernetes/kubelet.conf")
+    before = _kubelet_conf_sum()
+    for check in (True, False):
+        refused = fresh_node.playbook("node_join.yml", VARS, check=check)
+        assert refused.rc != 0, ("check" if check else "run", "the node of another cluster was not refused")
+        message = " ".join(refused.failures())
+        assert "node_join step another-cluster refused for gpu3" in message and "node_decommission" in message
+        assert "node_join_force_reset" in message, message
+    assert _kubelet_conf_sum() == before, "the refused join changed the node's kubelet.conf (kubeadm reset ran)"
+    assert not _tokens(), "a bootstrap token was made for a refused join"
+    assert not _kubectl("get", "nodes", "-o", "name").count(f"node/{NODE}")
+
+    forced = fresh_node.playbook("node_join.yml", {**VARS, "node_join_force_reset": True})
+    assert forced.rc == 0, forced.failures()
+    assert "Ready" in _kubectl("get", "node", NODE, "-o", "jsonpath={.status.conditions[?(@.type=='Ready')].type}")
+    assert _kubelet_conf_sum() != before, "forced, the node's kubelet.conf should be this cluster's now"

@@ -134,6 +134,42 @@ def ca_cert_hashes(pem: str) -> list[str]:
         raise TokenError(["CA hash: the CA bundle is not a valid PEM certificate (%s)" % err]) from None
 
 
+def kubeconfig_cluster(text: str) -> dict:
+    """The cluster a kubeconfig (a node's ``/etc/kubernetes/kubelet.conf``) points at: its ``server``, the
+    public-key pins of the CA it trusts (``ca_pins``, as ``ca_cert_hashes``), or the CA file it names instead
+    (``ca_file``), and ``problem`` when none of it can be read. The text comes from a node: untrusted, never
+    echoed; nothing of ``users`` (the kubelet's client key) is read or returned."""
+    out = {"server": "", "ca_pins": [], "ca_file": "", "problem": ""}
+    try:
+        config = yaml.safe_load(text) if HAS_YAML else None
+    except yaml.YAMLError:
+        config = None
+    if not isinstance(config, dict):
+        out["problem"] = "not a kubeconfig (no YAML mapping)"
+        return out
+    contexts = {c.get("name"): c.get("context") or {} for c in config.get("contexts") or [] if isinstance(c, dict)}
+    clusters = {c.get("name"): c.get("cluster") or {} for c in config.get("clusters") or [] if isinstance(c, dict)}
+    wanted = contexts.get(config.get("current-context"), {}).get("cluster")
+    cluster = clusters.get(wanted) or (next(iter(clusters.values())) if len(clusters) == 1 else None)
+    if not isinstance(cluster, dict):
+        out["problem"] = "no cluster for its current context"
+        return out
+    out["server"] = str(cluster.get("server") or "")[:256]
+    data, path = cluster.get("certificate-authority-data"), cluster.get("certificate-authority")
+    if data:
+        try:
+            out["ca_pins"] = ca_cert_hashes(base64.b64decode(str(data), validate=True).decode("ascii"))
+        except (ValueError, TokenError):
+            out["problem"] = "its certificate-authority-data is not a PEM certificate"
+    elif path:
+        out["ca_file"] = str(path)[:4096]
+    else:
+        out["problem"] = "it names no CA"
+    if data and not out["ca_pins"]:
+        out["problem"] = "its certificate-authority-data is not a PEM certificate"
+    return out
+
+
 # --- endpoint -------------------------------------------------------------------------
 
 

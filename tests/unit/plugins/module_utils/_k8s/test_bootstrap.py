@@ -3,6 +3,7 @@
 """Bootstrap tokens and join discovery: token format, the Secret kubeadm writes, the CA hash against openssl."""
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import random
@@ -12,6 +13,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s import bootstrap
 
@@ -112,3 +114,52 @@ def test_a_bundle_gives_one_hash_per_ca(tmp_path: Path) -> None:
 def test_garbage_is_a_ca_hash_problem() -> None:
     with pytest.raises(bootstrap.TokenError, match="CA hash"):
         bootstrap.ca_cert_hashes("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
+
+
+# --- which cluster a node's kubelet belongs to (node_join refuses to reset another cluster's node) ----------
+
+def _kubelet_conf(ca_data: str | None = None, ca_file: str | None = None, current: str = "default-context") -> str:
+    """A kubelet.conf as kubeadm join writes it (kubeadm's kubeconfig phase), with a client key of its own."""
+    cluster: dict = {"server": "https://198.51.100.11:6443"}
+    if ca_data is not None:
+        cluster["certificate-authority-data"] = ca_data
+    if ca_file is not None:
+        cluster["certificate-authority"] = ca_file
+    return yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": current,
+        "clusters": [{"name": "default-cluster", "cluster": cluster}],
+        "contexts": [{"name": "default-context",
+                      "context": {"cluster": "default-cluster", "user": "default-auth", "namespace": "default"}}],
+        "users": [{"name": "default-auth", "user": {"client-certificate": "/var/lib/kubelet/pki/kubelet-client-current.pem",
+                                                     "client-key-data": "c2VjcmV0LWtleQ=="}}]})
+
+
+@needs_openssl
+def test_a_kubelet_conf_names_its_server_and_ca_pins_and_nothing_of_its_user(tmp_path: Path) -> None:
+    cert = tmp_path / "ca.crt"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-keyout", str(tmp_path / "ca.key"), "-out", str(cert), "-days", "1", "-subj", "/CN=kubernetes"],
+                   check=True, capture_output=True)
+    data = base64.b64encode(cert.read_bytes()).decode()
+    found = bootstrap.kubeconfig_cluster(_kubelet_conf(ca_data=data))
+    assert found == {"server": "https://198.51.100.11:6443", "ca_pins": [_openssl_hash(cert)], "ca_file": "",
+                     "problem": ""}
+    assert "c2VjcmV0LWtleQ" not in str(found)
+    # the CA as a file the kubeconfig names: its path, for the caller to read on the node
+    by_file = bootstrap.kubeconfig_cluster(_kubelet_conf(ca_file="/etc/kubernetes/pki/ca.crt"))
+    assert (by_file["ca_pins"], by_file["ca_file"], by_file["problem"]) == ([], "/etc/kubernetes/pki/ca.crt", "")
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("", "not a kubeconfig"),
+    ("[1, 2]", "not a kubeconfig"),
+    ("clusters: [", "not a kubeconfig"),
+    (_kubelet_conf(), "names no CA"),
+    (_kubelet_conf(ca_data="bm90IGEgY2VydA=="), "not a PEM certificate"),
+    (_kubelet_conf(ca_data="%%%"), "not a PEM certificate"),
+    (yaml.safe_dump({"current-context": "x", "contexts": [], "clusters": [{"name": "a"}, {"name": "b"}]}),
+     "no cluster"),
+])
+def test_what_is_no_kubeconfig_gives_a_problem_and_no_pins(text: str, problem: str) -> None:
+    found = bootstrap.kubeconfig_cluster(text)
+    assert found["ca_pins"] == [] and problem in found["problem"]
