@@ -96,7 +96,7 @@ def _start_boot_chain(lab: Lab) -> BootChain:
     off = lab.playbook("provision_bmc.yml", {"lab_power": "off", "lab_node": target})
     assert off.rc == 0, off.failures()
     started = time.time()
-    run = lab.playbook("playbooks/provision.yml", {"reinstall": target},
+    run = lab.playbook("playbooks/provision.yml", {"reinstall": target, "confirm": target},
                        limit=f"{lab.config.PXE_SERVER.name},{target}")
     return BootChain(started, run)
 

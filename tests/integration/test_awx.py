@@ -143,7 +143,8 @@ def test_surveys_are_typed_and_workflows_approve_before_destructive_steps() -> N
             if q["type"] == "multiplechoice":
                 assert str(q["default"]) in q["choices"]
     confirmed = {k for k, jt in TEMPLATES.items() if any(q["variable"] == "confirm" for q in jt.get("survey", []))}
-    assert confirmed == {"tenant_offboard", "node_decommission"}
+    # provision's confirm repeats its reinstall answer (a reinstall wipes the nodes)
+    assert confirmed == {"tenant_offboard", "node_decommission", "provision"}
     for wf in AWX["workflows"]:
         approved = False
         for node in wf["nodes"]:
@@ -437,7 +438,7 @@ def test_install_without_a_bmc_account_stops_before_anything_changes(awx: Awx) -
     """The fleet names no BMC accounts; a provision job whose BMC credential is empty, asked to reinstall gpu4
     (check job type), stops at the role's check, naming the node and both places an account can come from."""
     empty = Awx(awx.inventory, awx.fleet_dir, {**awx.inputs, "bmc": {"username": "", "password": ""}}, awx.home)
-    run, artifacts = empty.launch("provision", {"reinstall": "gpu4"}, job_type="check")
+    run, artifacts = empty.launch("provision", {"reinstall": "gpu4", "confirm": "gpu4"}, job_type="check")
     shutil.rmtree(artifacts, ignore_errors=True)
     task = "Check that the node has a BMC account, from the fleet or for every node, before anything changes"
     assert run.status == "failed" and run.failed_tasks() == [task] and set(run.failed_hosts) == {"gpu4"}

@@ -1,5 +1,6 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The destructive day-2 playbooks (node_decommission.yml, tenant_offboard.yml) refuse bad input in the
+"""The destructive playbooks (node_decommission.yml, tenant_offboard.yml, a reinstall by provision.yml or
+node_add.yml) refuse bad input in the
 play that would act, with or without --limit, before any task of that play runs.
 
 Lab-free: the example inventory names hosts nobody can reach, so a task that got past the guard would
@@ -27,7 +28,7 @@ def run(tmp_path: Path, playbook: str, extravars: dict, limit: str | None) -> an
                               envvars={"ANSIBLE_CONFIG": str(REPO / "ansible.cfg")})
 
 
-def refused(result: ansible_runner.Runner) -> tuple[str | None, str]:
+def refused(result: ansible_runner.Runner, checks: tuple[str, ...] = ()) -> tuple[str | None, str]:
     """(the task that refused, its message); fails when anything but the guard ran. (None, "") when --limit
     left no play a host (a node list such as a,b is no host pattern of ours: Ansible splits it at the comma)."""
     events = [e for e in result.events if str(e.get("event", "")).startswith("runner_on_")]
@@ -38,7 +39,7 @@ def refused(result: ansible_runner.Runner) -> tuple[str | None, str]:
         return None, ""
     # The guard role's own argument check counts as the guard.
     guard = {e["event_data"].get("task") for e in events if e["event_data"].get("role") == "guard"}
-    tasks = {e["event_data"].get("task") for e in events} - guard
+    tasks = {e["event_data"].get("task") for e in events} - guard - set(checks)
     assert not tasks, f"tasks past the guard ran: {sorted(tasks)}"
     assert not [e for e in events if e["event"] == "runner_on_unreachable"], "a host was contacted"
     failed = [e["event_data"] for e in events if e["event"] == "runner_on_failed"]
@@ -83,4 +84,41 @@ TENANT_CASES = [
 def test_tenant_offboard_refuses_before_it_acts(tmp_path: Path, limit: str | None, extravars: dict, task: str,
                                                 words: str) -> None:
     got_task, message = refused(run(tmp_path, "tenant_offboard.yml", extravars, limit))
+    assert got_task == task and words in message, (got_task, message)
+
+
+REINSTALL_CASES = [
+    ({"reinstall": "gpu-*", "confirm": "gpu-*"}, NAMES, "never a pattern"),
+    ({"reinstall": "gpu_nodes", "confirm": "gpu_nodes"}, NAMES, "gpu_nodes"),
+    ({"reinstall": "nosuch", "confirm": "nosuch"}, NAMES, "nosuch"),
+    ({"reinstall": "gpu-r1-01,gpu-r1-02", "confirm": "gpu-r1-01,gpu-r1-02"}, NAMES, "at most"),
+    ({"reinstall": "gpu-r1-01", "confirm": "gpu-r1-02"}, CONFIRM, "confirm=gpu-r1-01"),
+    ({"reinstall": "gpu-r1-01", "confirm": ""}, CONFIRM, "confirm=gpu-r1-01"),
+    ({"reinstall": "gpu-r1-01"}, CONFIRM, "confirm=gpu-r1-01"),
+    ({"reinstall": "gpu-r1-01,gpu-r1-02", "reinstall_max": 2, "confirm": "gpu-r1-01"}, CONFIRM,
+     "confirm=gpu-r1-01,gpu-r1-02"),
+]
+
+
+@pytest.mark.parametrize("limit", [None, "gpu-r1-01", "pxe01"])
+@pytest.mark.parametrize(("extravars", "task", "words"), REINSTALL_CASES,
+                         ids=lambda v: str(v) if isinstance(v, dict) else "")
+def test_a_reinstall_refuses_before_anything_changes(tmp_path: Path, limit: str | None, extravars: dict, task: str,
+                                                     words: str) -> None:
+    """A reinstall wipes a node: provision.yml checks its names and confirm in every play, before the boot
+    server or any node is touched, whatever --limit leaves."""
+    got_task, message = refused(run(tmp_path, "provision.yml", extravars, limit))
+    assert got_task == task and words in message, (got_task, message)
+
+
+@pytest.mark.parametrize("limit", [None, "gpu-r1-01"])
+@pytest.mark.parametrize(("extravars", "task", "words"), [
+    ({"node": "gpu-r1-01", "reinstall": "gpu-r1-02", "confirm": "gpu-r1-02"}, NAMES, "gpu-r1-02"),
+    ({"node": "gpu-r1-01", "reinstall": "gpu-r1-01"}, CONFIRM, "confirm=gpu-r1-01"),
+], ids=lambda v: str(v) if isinstance(v, dict) else "")
+def test_node_add_reinstalls_only_the_node_it_adds_and_only_confirmed(tmp_path: Path, limit: str | None,
+                                                                     extravars: dict, task: str, words: str) -> None:
+    # node_add's first play only reads the fleet (is the node one of it?), on the controller
+    got_task, message = refused(run(tmp_path, "node_add.yml", extravars, limit),
+                                checks=("Check that the node is one of the fleet",))
     assert got_task == task and words in message, (got_task, message)
