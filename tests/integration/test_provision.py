@@ -223,6 +223,7 @@ def test_bmc_failures_are_named_and_never_print_the_password(served: Lab) -> Non
     assert secrets.LAB_PASSWORD not in json.dumps(busy.events)
 
 
+RUNNING_REFUSED = "Refuse to install a node that is on but did not answer SSH (it may be running)"
 KNOWN_HOSTS = config.STATE_DIR / "provision" / "known_hosts"  # os_install_known_hosts in the lab
 RECORDS = "/var/lib/gpucloud/phone-home"
 REGISTRATION = "Fail when the node answers with another host key than the one it posted"
@@ -371,6 +372,22 @@ def test_boot_target_installs_from_our_server_up_to_the_preseed(lab: Lab, boot_c
 
     again = lab.playbook("playbooks/provision.yml", limit="pxe,gpu4")
     assert again.rc == 0 and not again.hosts_with("changed"), again.changed_tasks()
+
+    # Without its install mark gpu4 is what a running node with a dead sshd looks like: on, silent on SSH. An
+    # install nobody asked for would wipe it; provision.yml refuses it (check mode too) and changes nothing.
+    mark = PXE_ROOT / "var/lib/gpucloud/provision/gpu4.installing"
+    aside = mark.with_name("gpu4.installing.aside")
+    mark.rename(aside)
+    try:
+        for check in (True, False):
+            on_but_silent = lab.playbook("playbooks/provision.yml", limit="pxe,gpu4", check=check)
+            assert on_but_silent.rc != 0 and on_but_silent.failed_tasks() == [RUNNING_REFUSED], on_but_silent.failures()
+            message = on_but_silent.results(RUNNING_REFUSED)["gpu4"]["msg"]
+            assert message.startswith("gpu4: its BMC says it is On") and "-e reinstall=gpu4 -e confirm=gpu4" in message
+            assert not on_but_silent.hosts_with("changed").get("gpu4"), on_but_silent.changed_tasks("gpu4")
+            assert not mark.exists()
+    finally:
+        aside.rename(mark)
 
     refused = lab.playbook("playbooks/node_decommission.yml", {"node": "gpu4"})
     assert refused.rc != 0 and refused.failed_tasks() == [
