@@ -63,6 +63,15 @@ options:
     type: str
     default: read
     choices: [read, "on", "off", graceful_off, cycle]
+  expect_mac:
+    description:
+      - The MAC address of one of the node's network interfaces (the fleet's C(nodes[].mac), its boot NIC).
+        Before anything is read or changed, the system the BMC drives must list it among its
+        C(EthernetInterfaces) (C(MACAddress) or C(PermanentMACAddress)); otherwise the module fails and changes
+        nothing - a BMC address copied or mistyped in the fleet would power-cycle another server.
+      - Empty to skip the check (a BMC that lists no host interfaces).
+    type: str
+    default: ""
   boot_once:
     description: Boot override for the next boot only (C(BootSourceOverrideEnabled=Once)), e.g. V(Pxe).
     type: str
@@ -120,6 +129,12 @@ inventory:
   description: What the BMC reports of the system (model, serial, CPUs, memory, boot settings).
   returned: always
   type: dict
+mac_addresses:
+  description: The system's MAC addresses, as its BMC lists them, when O(expect_mac) was given.
+  returned: when O(expect_mac) is set
+  type: list
+  elements: str
+  sample: ["52:54:00:c6:33:63"]
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -182,6 +197,7 @@ SPEC = {
     },
     "ca_path": {"type": "path"},
     "power": {"type": "str", "default": "read", "choices": ["read", "on", "off", "graceful_off", "cycle"]},
+    "expect_mac": {"type": "str", "default": ""},
     "boot_once": {"type": "str", "choices": ["Pxe", "Hdd", "Cd", "UefiHttp", "BiosSetup"]},
     "wait": {"type": "bool", "default": True},
     "wait_timeout": {"type": "int", "default": 120},
@@ -202,8 +218,11 @@ def _module_run(module: AnsibleModule) -> dict:
                      name=p["name"], system_id=str(bmc.get("system_id") or ""),
                      validate_certs=bmc["validate_certs"], ca_path=p["ca_path"], timeout=p["timeout"],
                      retries=p["retries"])
+    macs = client.identify(p["expect_mac"]) if p["expect_mac"] else None
     result = run(client, p["power"], p["boot_once"], module.check_mode, p["wait"], p["wait_timeout"])
     result["inventory"] = client.inventory()
+    if macs is not None:
+        result["mac_addresses"] = macs
     return result
 
 

@@ -223,6 +223,24 @@ def test_bmc_failures_are_named_and_never_print_the_password(served: Lab) -> Non
     assert secrets.LAB_PASSWORD not in json.dumps(busy.events)
 
 
+def test_a_bmc_that_drives_another_server_is_refused_and_nothing_changes(served: Lab) -> None:
+    """The fleet's MAC of gpu4 identifies its BMC's system (sushy-tools lists the system's NICs): with it the
+    power request goes through; with gpu1's MAC (gpu4's BMC address copied into gpu1's entry, say) the module
+    refuses before any request that changes something, naming the MACs the BMC listed."""
+    before = power(served, "read", lab_expect_mac=GPU4.mac)
+    assert before.rc == 0, before.failures()
+    state = before.results("Power through Redfish")["gpu4"]["power_state"]
+    assert before.results("Power through Redfish")["gpu4"]["mac_addresses"] == [GPU4.mac.lower()]
+    other = config.host("gpu1").mac
+    # (a request that would change nothing even if it went through: the boot chain may be running on gpu4)
+    wrong = power(served, "on" if state == "On" else "off", lab_expect_mac=other)
+    assert wrong.rc != 0 and not wrong.hosts_with("changed")
+    assert any("the system it drives" in f and f"has the network interfaces {GPU4.mac.lower()}, not {other.lower()}"
+               in f and "nothing was changed" in f for f in wrong.failures()), wrong.failures()
+    after = power(served, "read", lab_expect_mac=GPU4.mac)
+    assert after.results("Power through Redfish")["gpu4"]["power_state"] == state
+
+
 RUNNING_REFUSED = "Refuse to install a node that is on but did not answer SSH (it may be running)"
 KNOWN_HOSTS = config.STATE_DIR / "provision" / "known_hosts"  # os_install_known_hosts in the lab
 RECORDS = "/var/lib/gpucloud/phone-home"

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A small Redfish client: power state, reset, one-time boot override, inventory.
+"""A small Redfish client: power state, reset, one-time boot override, inventory, the system's MACs.
 
 Retries with exponential backoff on 5xx answers and on connection errors; after the last try it
 raises RedfishError naming the node and its BMC. The password is never part of a message.
@@ -10,6 +10,7 @@ raises RedfishError naming the node and its BMC. The password is never part of a
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +23,15 @@ from .errors import RedfishError
 # What a power request means, by the state we want.
 RESET_TYPES = {"on": "On", "off": "ForceOff", "graceful_off": "GracefulShutdown", "cycle": "ForceRestart"}
 BOOT_TARGETS = ("Pxe", "Hdd", "Cd", "UefiHttp", "BiosSetup", "None")
+MAC_RE = re.compile(r"^[0-9a-f]{2}([:-][0-9a-f]{2}){5}$", re.IGNORECASE)
+# A system lists a handful of interfaces; more is no real BMC's answer and is not followed.
+MAX_INTERFACES = 64
+
+
+def normalize_mac(mac: str) -> str:
+    """``AA-BB-...`` or ``aa:bb:...`` -> ``aa:bb:...``; '' when it is no MAC address."""
+    text = str(mac or "").strip()
+    return text.lower().replace("-", ":") if MAC_RE.match(text) else ""
 
 
 class Redfish:
@@ -113,6 +123,43 @@ class Redfish:
                 raise RedfishError("%s: power state is still %s after %.0f s (wanted %s)"
                                    % (self._where(), state, timeout, want))
             self.sleep(interval)
+
+    def mac_addresses(self) -> list[str]:
+        """The MAC addresses of the system's network interfaces (Redfish ``EthernetInterfaces``:
+        ``MACAddress`` and ``PermanentMACAddress`` of each member), normalised, sorted; [] when it lists none.
+        What the BMC answers is not trusted: anything that is no MAC address is left out."""
+        link = (self.system().get("EthernetInterfaces") or {}).get("@odata.id")
+        if not isinstance(link, str) or not link.startswith("/redfish/v1/"):
+            return []
+        members = self.request("GET", link).get("Members") or []
+        found = set()
+        for member in members[:MAX_INTERFACES]:
+            path = member.get("@odata.id") if isinstance(member, dict) else None
+            if not isinstance(path, str) or not path.startswith("/redfish/v1/"):
+                continue
+            nic = self.request("GET", path)
+            for key in ("MACAddress", "PermanentMACAddress"):
+                mac = normalize_mac(nic.get(key, ""))
+                if mac:
+                    found.add(mac)
+        return sorted(found)
+
+    def identify(self, mac: str) -> list[str]:
+        """Fail unless the system this BMC drives has the network interface ``mac`` (the fleet's boot NIC of
+        the node): a BMC address copied or mistyped in the fleet would power-cycle and wipe another server.
+        Returns the system's MACs."""
+        want = normalize_mac(mac)
+        if not want:
+            raise RedfishError("%s: %r is no MAC address to identify the node by" % (self._where(), mac))
+        macs = self.mac_addresses()
+        if want not in macs:
+            raise RedfishError(
+                "%s: the system it drives (%s) has %s, not %s, the node's MAC in the fleet: this BMC is not the "
+                "node's (a copied or mistyped BMC address?); nothing was changed"
+                % (self._where(), self.system_path(),
+                   "the network interfaces " + ", ".join(macs) if macs else "no network interface listed "
+                   "(EthernetInterfaces)", want))
+        return macs
 
     def inventory(self) -> dict[str, Any]:
         system = self.system()

@@ -23,7 +23,10 @@ class Bmc:
         self.failures = 0
         self.requests: list[tuple[str, str, dict]] = []
         boot = {"BootSourceOverrideTarget": "None", "BootSourceOverrideEnabled": "Disabled"}
-        self.state = {"PowerState": "Off", "Boot": boot}
+        self.state = {"PowerState": "Off", "Boot": boot, "EthernetInterfaces": {"@odata.id": SYSTEM + "/EthernetInterfaces"}}
+        # As sushy-tools lists a system's NICs (templates/ethernet_interface*.json): one member per NIC.
+        self.nics = {"nic1": {"MACAddress": "52:54:00:C6:33:63", "PermanentMACAddress": "52:54:00:C6:33:63"},
+                     "nic2": {"MACAddress": "B8-3F-D2-00-00-01"}}
 
 
 @pytest.fixture
@@ -59,6 +62,11 @@ def bmc() -> Iterator[tuple[Bmc, str]]:
             if self.path == SYSTEM and self.command == "PATCH":
                 fake.state["Boot"].update(body["Boot"])
                 return self._answer(200, fake.state)
+            if self.path == SYSTEM + "/EthernetInterfaces":
+                return self._answer(200, {"Members": [{"@odata.id": f"{SYSTEM}/EthernetInterfaces/{n}"}
+                                                      for n in fake.nics]})
+            if self.path.startswith(SYSTEM + "/EthernetInterfaces/") and self.path.rsplit("/", 1)[1] in fake.nics:
+                return self._answer(200, fake.nics[self.path.rsplit("/", 1)[1]])
             if self.path == SYSTEM + "/Actions/ComputerSystem.Reset":
                 fake.state["PowerState"] = "Off" if "Off" in body["ResetType"] else "On"
                 return self._answer(204)
@@ -131,3 +139,37 @@ def test_wait_power_gives_up_naming_the_state(bmc) -> None:
     ticks = iter(range(100))
     with pytest.raises(RedfishError, match=r"node1: BMC .*: power state is still Off after 3 s \(wanted On\)"):
         rf.wait_power("On", timeout=3, clock=lambda: float(next(ticks)))
+
+
+# --- which server a BMC drives: the fleet's MAC must be one of its system's NICs -----------------------------
+
+def test_the_node_is_identified_by_a_mac_of_its_system_in_any_spelling(bmc) -> None:
+    url = bmc[1]
+    rf = client(url)[0]
+    assert rf.mac_addresses() == ["52:54:00:c6:33:63", "b8:3f:d2:00:00:01"]
+    for spelling in ("52:54:00:c6:33:63", "52-54-00-C6-33-63", "b8:3f:d2:00:00:01"):
+        assert rf.identify(spelling) == ["52:54:00:c6:33:63", "b8:3f:d2:00:00:01"]
+
+
+def test_a_bmc_of_another_server_is_refused_before_any_change(bmc) -> None:
+    fake, url = bmc
+    rf = client(url)[0]
+    with pytest.raises(RedfishError) as err:
+        rf.identify("52:54:00:00:00:99")
+    message = str(err.value)
+    assert message.startswith(f"node1: BMC {url}: the system it drives ({SYSTEM}) has the network interfaces "
+                              "52:54:00:c6:33:63, b8:3f:d2:00:00:01, not 52:54:00:00:00:99")
+    assert "nothing was changed" in message and PASSWORD not in message
+    assert all(method == "GET" for method, _path, _body in fake.requests)
+
+
+def test_a_system_that_lists_no_nic_or_junk_identifies_nothing(bmc) -> None:
+    fake, url = bmc
+    fake.nics = {"nic1": {"MACAddress": "not-a-mac", "PermanentMACAddress": None}, "nic2": {}}
+    with pytest.raises(RedfishError, match="has no network interface listed"):
+        client(url)[0].identify("52:54:00:c6:33:63")
+    del fake.state["EthernetInterfaces"]
+    rf = client(url)[0]
+    assert rf.mac_addresses() == []
+    with pytest.raises(RedfishError, match="is no MAC address"):
+        rf.identify("52:54:00")
