@@ -76,10 +76,17 @@ def test_the_boot_server_answers_and_installed_nodes_were_left_alone(converged: 
     conf = "/etc/dnsmasq.d/gpucloud-pxe.conf"
     on(PXE, f"dnsmasq --test --conf-file={conf}")
     http_port = config.fleet()["site"]["management"].get("http_port", 8080)
+    scripts = {}
     for name in [*GPU_NODES, config.BOOT_TARGET.name]:
         url = f"http://{config.PXE_SERVER.ip}:{http_port}/hosts/{name}.ipxe"
         with urllib.request.urlopen(url, timeout=10) as response:
-            assert response.read().decode().startswith("#!ipxe"), name
+            scripts[name] = response.read().decode()
+        assert scripts[name].startswith("#!ipxe"), name
+    # Only a node marked installing gets its installer (the boot target, sent to install at lab up); an installed
+    # node that boots from the network gets the script that boots it from its disk.
+    assert "kernel --name linux" in scripts[config.BOOT_TARGET.name]
+    for name in GPU_NODES:
+        assert "booting from its disk" in scripts[name] and "kernel" not in scripts[name], (name, scripts[name])
     # Nodes that answer SSH are installed: no install mark was left for them, and no power action ran.
     marks = on(PXE, "ls /var/lib/gpucloud/provision 2>/dev/null; true").stdout.split()
     assert not [m for m in marks if m.split(".")[0] in GPU_NODES], marks
