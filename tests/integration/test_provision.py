@@ -151,9 +151,27 @@ def test_dhcp_client_gets_reservation_boot_file_and_ipxe_script(served: Lab, cli
         fetched.unlink(missing_ok=True)
     ipxe = dhcp(GPU4_MAC, ipxe=True)
     assert ipxe["boot_file"] == f"{HTTP}/hosts/gpu4.ipxe"
-    with urllib.request.urlopen(ipxe["boot_file"], timeout=10) as response:
-        script = response.read().decode()
-    assert script.startswith("#!ipxe") and f"url={HTTP}/hosts/gpu4/preseed.cfg" in script
+
+    def script() -> str:
+        with urllib.request.urlopen(ipxe["boot_file"], timeout=10) as response:
+            return response.read().decode()
+
+    # The installer only while gpu4 is marked installing (os_install's mark); else the boot-from-disk script.
+    mark = PXE_ROOT / "var/lib/gpucloud/provision/gpu4.installing"
+    kept = mark.read_text() if mark.exists() else None
+    mark.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mark.write_text("gpu4: install started by the os_install role\n")
+        installer = script()
+        assert installer.startswith("#!ipxe") and f"url={HTTP}/hosts/gpu4/preseed.cfg" in installer
+        mark.unlink()
+        local = script()
+        assert local.startswith("#!ipxe") and "exit" in local.split() and "kernel" not in local, local
+    finally:
+        if kept is None:
+            mark.unlink(missing_ok=True)
+        else:
+            mark.write_text(kept)
     unknown = dhcp(UNKNOWN_MAC, ipxe=True)
     assert "boot_file" not in unknown, "a MAC in no fleet got a boot file"
     assert _in_range(unknown["ip"], FLEET_RANGE)  # the dynamic range, nothing to boot
