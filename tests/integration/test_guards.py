@@ -116,8 +116,8 @@ def test_a_reinstall_refuses_before_anything_changes(tmp_path: Path, limit: str 
     ({"node": "gpu-r1-01", "reinstall": "gpu-r1-02", "confirm": "gpu-r1-02"}, NAMES, "gpu-r1-02"),
     ({"node": "gpu-r1-01", "reinstall": "gpu-r1-01"}, CONFIRM, "confirm=gpu-r1-01"),
 ], ids=lambda v: str(v) if isinstance(v, dict) else "")
-def test_node_add_reinstalls_only_the_node_it_adds_and_only_confirmed(tmp_path: Path, limit: str | None,
-                                                                     extravars: dict, task: str, words: str) -> None:
+def test_node_add_reinstalls_only_the_node_it_adds_and_only_confirmed(
+        tmp_path: Path, limit: str | None, extravars: dict, task: str, words: str) -> None:
     # node_add's first play only reads the fleet (is the node one of it?), on the controller
     got_task, message = refused(run(tmp_path, "node_add.yml", extravars, limit),
                                 checks=("Check that the node is one of the fleet",))

@@ -130,8 +130,9 @@ def _kubelet_conf(ca_data: str | None = None, ca_file: str | None = None, curren
         "clusters": [{"name": "default-cluster", "cluster": cluster}],
         "contexts": [{"name": "default-context",
                       "context": {"cluster": "default-cluster", "user": "default-auth", "namespace": "default"}}],
-        "users": [{"name": "default-auth", "user": {"client-certificate": "/var/lib/kubelet/pki/kubelet-client-current.pem",
-                                                     "client-key-data": "c2VjcmV0LWtleQ=="}}]})
+        "users": [{"name": "default-auth",
+                   "user": {"client-certificate": "/var/lib/kubelet/pki/kubelet-client-current.pem",
+                            "client-key-data": "c2VjcmV0LWtleQ=="}}]})
 
 
 @needs_openssl
