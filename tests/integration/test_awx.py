@@ -410,10 +410,12 @@ def test_day2_templates_with_survey_answers(awx: Awx, lab: Lab) -> None:
         run = _launch_clean(awx, key, answers=answers)
         # run alone, this is the harness's first job: the tenant kubeconfig lands in its HOME
         assert set(run.changed_tasks()) <= HOME_WRITES and len(run.changed_tasks()) == sum(_changed(run).values())
-    for key, answers in (("node_add", {"node": "gpu9"}), ("tenant_onboard", {"tenant": "nosuch"})):
+    # (node_add's guard is the first role of its first play, on the boot server; tenant_onboard checks on localhost)
+    for key, answers, where in (("node_add", {"node": "gpu9"}, config.PXE_SERVER.name),
+                                ("tenant_onboard", {"tenant": "nosuch"}, "localhost")):
         run, artifacts = awx.launch(key, answers)
         shutil.rmtree(artifacts, ignore_errors=True)
-        assert run.status == "failed" and set(run.failed_hosts) == {"localhost"} and not _changed(run), key
+        assert run.status == "failed" and set(run.failed_hosts) == {where} and not _changed(run), (key, run.failures())
 
 
 def test_node_decommission_refuses_without_confirmation_and_checks_with_it(awx: Awx) -> None:
