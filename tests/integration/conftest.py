@@ -105,8 +105,9 @@ def _start_boot_chain(lab: Lab) -> BootChain:
 def lab(request: pytest.FixtureRequest) -> Iterator[Lab]:
     """The running lab (started here unless it already was)."""
     was_up = _lab("status", check=False) == 0
-    if was_up and os.environ.get("CI", "").lower() == "true":
-        # CI starts from a fresh lab: state left by an earlier run must not decide any result.
+    if os.environ.get("CI", "").lower() == "true":
+        # CI starts from a fresh lab: state left by an earlier run (a lab that is up, or half up after a killed
+        # run, which `status` does not call running) must not decide any result.
         _lab("down")
         was_up = False
     _lab("up")
