@@ -11,7 +11,7 @@ vc-config-<release>, as the chart writes vcluster.yaml) the control plane also g
 kube-controller-manager and kubeadm's join objects, and nodes join it at its
 controlPlane.endpoint, where join_endpoint_sim.py plays the vCluster Service (the API behind TLS
 and the node join script). Sources: loft-sh/vcluster `chart/templates/`, `config/config.go`,
-`pkg/pro/privatenodes.go`; ../shared/FACTS.md "vCluster". The pod sync itself is not simulated:
+`pkg/pro/privatenodes.go` (vCluster docs, "Private nodes"). The pod sync itself is not simulated:
 no tenant pod runs.
 """
 from __future__ import annotations
