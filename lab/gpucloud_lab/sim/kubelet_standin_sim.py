@@ -49,7 +49,10 @@ class Kubelet:
     def _register_hosts(self) -> None:
         for host in config.HOSTS:
             root = hosts.root_dir(host)
-            if (root / "var" / "lib" / "kubelet" / "pki" / "kubelet-client-current.pem").exists():
+            # The kubelet's link is absolute (/var/lib/kubelet/pki/kubelet-client-<time>.pem, as the real one writes
+            # it): seen from here it dangles, so the link itself is what counts.
+            current = root / "var" / "lib" / "kubelet" / "pki" / "kubelet-client-current.pem"
+            if current.is_symlink() or current.exists():
                 continue
             conf = root / "etc" / "kubernetes" / "kubelet.conf"
             server = self._server(conf)
