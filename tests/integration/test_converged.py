@@ -10,11 +10,14 @@ tenants' control planes are as the fleet says, and validate.yml agrees across ev
 from __future__ import annotations
 
 import base64
+import http.server
 import json
 import os
 import re
 import ssl
 import subprocess
+import threading
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -100,6 +103,50 @@ def test_gpu_hosts_blacklist_nouveau_and_run_containerd_as_kubelet_expects(conve
         toml = on(node, "cat /etc/containerd/config.toml").stdout
         assert "SystemdCgroup = true" in toml and "/etc/containerd/conf.d/*.toml" in toml, node
         assert on(node, "systemctl is-active containerd").stdout.strip() == "active", node
+
+
+def test_containerd_finds_cni_in_opt_and_pulls_through_the_sites_mirror_only(converged: Converged) -> None:
+    """containerd's own view of the config (``containerd config dump``) has the CNI plugins in /opt/cni/bin and the
+    registry host folder; and containerd's own resolver (``ctr ... --hosts-dir``, the code the CRI plugin uses for
+    config_path) reads the hosts.toml the role wrote: a pull of a docker.io image goes to the lab fleet's mirror
+    and, with gpu_host_registry_fallback false, nowhere else. Nothing serves images there: the listener below only
+    records what containerd asks (a registry's 404 for an unknown manifest, Docker Registry HTTP API V2)."""
+    hits: list[str] = []
+
+    class Mirror(http.server.BaseHTTPRequestHandler):
+        def _unknown(self) -> None:
+            hits.append(f"{self.command} {self.path}")
+            body = b'{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}'
+            self.send_response(404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    mirror = hostvars()[GPU_NODES[0]]["gpu_host_registry_mirrors"]["docker.io"][0]
+    address = urllib.parse.urlsplit(mirror)
+    server = http.server.ThreadingHTTPServer((address.hostname, address.port), Mirror)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for node in GPU_NODES:
+            dump = on(node, "containerd config dump").stdout
+            assert re.search(r'bin_dir = "/opt/cni/bin"', dump), node
+            assert re.search(r'config_path = "/etc/containerd/certs.d"', dump), node
+            hits.clear()
+            pull = on(node, "ctr -n gpucloud-mirror-test images pull --hosts-dir /etc/containerd/certs.d "
+                            "docker.io/library/pause:3.2", check=False, timeout=60)
+            assert pull.returncode != 0, node
+            assert "/v2/library/pause/manifests/3.2" in " ".join(hits), (node, hits, pull.stderr)
+            assert "registry-1.docker.io" not in pull.stderr, (node, pull.stderr)
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_gpu_operator_policy_is_ready_with_the_fleets_values(converged: Converged) -> None:

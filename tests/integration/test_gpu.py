@@ -3,7 +3,7 @@
 for against the lab controller's simulation (validate.yml across layers: test_converged.py)."""
 from __future__ import annotations
 
-from tests.integration.lab import Lab, kubectl
+from tests.integration.lab import Lab, kubectl, on
 
 GPU_HOSTS = "gpu_nodes:!boot_targets"
 
@@ -26,6 +26,23 @@ def test_gpu_host_check_mode_converge_idempotent_and_says_what_it_skipped(lab: L
     second = lab.playbook("playbooks/gpu_hosts.yml", limit=GPU_HOSTS)
     assert second.rc == 0, second.failures()
     assert not second.hosts_with("changed"), second.changed_tasks()
+
+    # Registry mirrors: bad input is refused before anything changes, naming the field and what is wrong; a
+    # registry dropped from the dict loses the hosts.toml the role wrote (check mode: said, not done).
+    bad = lab.playbook("playbooks/gpu_hosts.yml", {"gpu_host_registry_mirrors": {
+        "docker.io": ["ftp://mirror.example"], "Not_A_Registry": ["http://198.51.100.1:5000"]}}, limit="gpu1")
+    assert bad.rc != 0 and not bad.hosts_with("changed"), bad.changed_tasks()
+    message = " ".join(bad.failures())
+    assert "gpu_host_registry_mirrors" in message and "Nothing was changed" in message, message
+    assert '"ftp://mirror.example" is not an http:// or https:// URL' in message, message
+    assert 'key "Not_A_Registry" is not a registry name' in message, message
+    moved = lab.playbook("playbooks/gpu_hosts.yml", {"gpu_host_registry_mirrors": {
+        "nvcr.io": ["http://198.51.100.1:5000"]}}, limit="gpu1", check=True)
+    assert moved.rc == 0, moved.failures()
+    assert {"Write each registry's mirrors (containerd hosts.toml)",
+            "Remove the mirrors of registries no longer in gpu_host_registry_mirrors"} <= set(moved.changed_tasks("gpu1"))
+    assert on("gpu1", "test -f /etc/containerd/certs.d/docker.io/hosts.toml && "
+                      "! test -e /etc/containerd/certs.d/nvcr.io", check=False).returncode == 0
 
 
 def test_gpu_operator_waits_for_policy_and_nodes_and_is_idempotent(lab: Lab) -> None:
