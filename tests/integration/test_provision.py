@@ -178,18 +178,18 @@ def test_dhcp_client_gets_reservation_boot_file_and_ipxe_script(served: Lab, cli
 
 
 def test_uefi_client_gets_the_uefi_ipxe_binary_over_tftp(served: Lab, client) -> None:
-    """A UEFI x86-64 firmware (DHCP option 93 = 7) of a fleet node gets ipxe.efi, not the BIOS
+    """A UEFI x86-64 firmware (DHCP option 93 = 7) of a fleet node gets snponly.efi, not the BIOS
     undionly.kpxe, and TFTP serves that file; once in iPXE it gets its script as a BIOS node does."""
     dhcp, tftp = client
     off = power(served, "off")
     assert off.rc == 0, off.failures()
     uefi = dhcp(GPU4_MAC, arch=7)
-    assert (uefi["ip"], uefi["boot_file"], uefi["siaddr"]) == (GPU4.ip, "ipxe.efi", PXE.ip)
+    assert (uefi["ip"], uefi["boot_file"], uefi["siaddr"]) == (GPU4.ip, "snponly.efi", PXE.ip)
     assert dhcp(GPU4_MAC, arch=0)["boot_file"] == "undionly.kpxe"  # BIOS (arch 0) for comparison
     fetched = Path(f"/tmp/gpucloud-tftp-efi-{os.getpid()}")
     try:
-        tftp("ipxe.efi", fetched)
-        assert sha(fetched) == sha(PXE_ROOT / "boot/ipxe.efi")  # Debian: /usr/lib/ipxe/ipxe.efi -> /boot/ipxe.efi
+        tftp("snponly.efi", fetched)
+        assert sha(fetched) == sha(PXE_ROOT / "usr/lib/ipxe/snponly.efi")
     finally:
         fetched.unlink(missing_ok=True)
     assert dhcp(GPU4_MAC, ipxe=True, arch=7)["boot_file"] == f"{HTTP}/hosts/gpu4.ipxe"
@@ -372,8 +372,8 @@ def _event_time(run, task: str, host: str) -> float:
 
 @pytest.mark.boot_chain
 def test_boot_target_installs_from_our_server_up_to_the_preseed(lab: Lab, boot_chain: BootChain) -> None:
-    """provision.yml drives gpu4 as a real server: one-time PXE boot + power cycle over Redfish, DHCP
-    from our dnsmasq, our iPXE script, kernel and initrd over HTTP, the Debian installer fetching its
+    """provision.yml drives gpu4 as a real server: one-time PXE boot + power cycle over Redfish, UEFI PXE
+    (OVMF) DHCP from our dnsmasq, iPXE (snponly.efi) over TFTP, our iPXE script, kernel and initrd over HTTP, the Debian installer fetching its
     preseed. The lab has no package mirror, so the install stops there. The nspawn hosts, which
     answer SSH, are left alone. The chain was started when the lab came up (conftest) and booted
     while the converged-state tests ran; this collects it."""
@@ -386,11 +386,14 @@ def test_boot_target_installs_from_our_server_up_to_the_preseed(lab: Lab, boot_c
         time.sleep(5)
     access, acks = _access(started), _dhcp_acks(started)
     first = {path: stamp for stamp, path in reversed(access)}
-    # QEMU's NIC boot ROM is iPXE already: it DHCPs with option 175 and gets the script URL at once
-    # (the TFTP chainload step of other firmware is tested with udhcpc + tftp above).
-    ipxe_ack = next(t for t, f in acks if f.endswith("/hosts/gpu4.ipxe"))
+    # UEFI as on a GPU server: the firmware's own PXE client (no iPXE option ROM on the NIC) DHCPs as architecture
+    # 7 and gets snponly.efi over TFTP; that iPXE DHCPs with option 175 and gets the node's script URL.
+    firmware_ack = next((t for t, f in acks if f == "snponly.efi"), None)
+    assert firmware_ack is not None, ("the UEFI firmware was never answered with snponly.efi", acks)
+    ipxe_ack = next(t for t, f in acks if f.endswith("/hosts/gpu4.ipxe") and t >= firmware_ack)
     timings = {
         "power_cycled": _event_time(run, "Boot once from the network and power-cycle the node", "gpu4") - started,
+        "dhcp_firmware": firmware_ack - started,
         "dhcp_ipxe": ipxe_ack - started,
         "ipxe_script": first["/hosts/gpu4.ipxe"] - started,
         "kernel": first["/os/debian12/linux"] - started,
@@ -400,7 +403,7 @@ def test_boot_target_installs_from_our_server_up_to_the_preseed(lab: Lab, boot_c
     }
     TIMINGS.write_text(json.dumps({k: round(v, 1) for k, v in timings.items()}, indent=2) + "\n")
     print("boot chain (s after provision.yml started):", json.dumps({k: round(v, 1) for k, v in timings.items()}))
-    order = ["power_cycled", "dhcp_ipxe", "ipxe_script", "kernel", "initrd", "dhcp_installer", "preseed"]
+    order = ["power_cycled", "dhcp_firmware", "dhcp_ipxe", "ipxe_script", "kernel", "initrd", "dhcp_installer", "preseed"]
     steps = [timings[k] for k in order]
     assert all(b >= a - 1.0 for a, b in itertools.pairwise(steps)), timings  # nginx logs whole seconds
     serial = (config.LOG_DIR / "boot-target.serial.log").read_text(errors="replace")
@@ -498,12 +501,12 @@ def test_proxy_dhcp_answers_pxe_only_and_the_sites_server_gives_the_address(
             "0.0.0.0", "PXEClient", "undionly.kpxe", PXE.ip), ours
         assert _in_range(theirs[0]["yiaddr"], SITE_RANGE) and not theirs[0]["file"], theirs
         # UEFI firmware: dnsmasq's proxy offer names no file; the firmware asks the boot server on port 4011
-        # (PXE 2.1 boot server discovery) and the ACK names ipxe.efi. A MAC in no fleet gets no ACK.
+        # (PXE 2.1 boot server discovery) and the ACK names snponly.efi. A MAC in no fleet gets no ACK.
         uefi = "60=PXEClient:Arch:00007:UNDI:003016", "93=0007"
         offer = [o for o in probe(GPU4_MAC, *uefi) if o["server_id"] == PXE.ip]
         assert [(o["yiaddr"], o["file"]) for o in offer] == [("0.0.0.0", "")], offer
         acks = probe(GPU4_MAC, *uefi, boot_server=PXE.ip, ciaddr=lease["ip"])
-        assert [(o["type"], o["file"], o["siaddr"]) for o in acks] == [(5, "ipxe.efi", PXE.ip)], acks
+        assert [(o["type"], o["file"], o["siaddr"]) for o in acks] == [(5, "snponly.efi", PXE.ip)], acks
         assert probe(UNKNOWN_MAC, *uefi, boot_server=PXE.ip, ciaddr=lease["ip"]) == []
         ipxe = [o for o in probe(GPU4_MAC, "60=PXEClient", "93=0000", "175=0101") if o["server_id"] == PXE.ip]
         assert [(o["yiaddr"], o["file"]) for o in ipxe] == [("0.0.0.0", f"{HTTP}/hosts/gpu4.ipxe")], ipxe

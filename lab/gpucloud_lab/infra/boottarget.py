@@ -1,6 +1,11 @@
 # Copyright: (c) 2025, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A "bare-metal" boot target: a QEMU machine (TCG) on a tap in the PXE segment, network-booting with iPXE.
+"""A "bare-metal" boot target: a QEMU machine (TCG) on a tap in the PXE segment, with UEFI firmware.
+
+GPU servers boot UEFI, so the target does too: OVMF (Debian package ``ovmf``) with its own NVRAM, and a
+virtio NIC without QEMU's iPXE option ROM (``romfile=``), so that the firmware's own UEFI PXE client
+DHCPs (client architecture 7), fetches iPXE (``snponly.efi``) over TFTP, and iPXE then fetches the
+node's script, as on a real server whose NIC has no iPXE.
 
 Powered on and off on demand (`gpucloud-lab boot-target on|off`, or `power_on()` from tests), and
 by its BMC: the fleet node gpu4's Redfish emulator (redfish.py) runs
@@ -10,7 +15,9 @@ Its firmware's debug output and serial console go to the lab's log directory.
 """
 from __future__ import annotations
 
+import shutil
 import sys
+from pathlib import Path
 
 from gpucloud_lab.core import config
 from gpucloud_lab.core.components import Row
@@ -31,18 +38,35 @@ def ensure_tap() -> None:
 
 
 BOOT_ORDER = {"network": "n", "disk": "c"}
+# Debian 12's ovmf: the 4 MiB firmware build and its NVRAM template (the target's NVRAM is a copy, kept).
+OVMF_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.fd")
+OVMF_VARS = Path("/usr/share/OVMF/OVMF_VARS_4M.fd")
+NVRAM = config.STATE_DIR / "boot-target.nvram.fd"
 
 
 def qemu_command(memory_mb: int = 1024, boot: str = "network") -> list[str]:
+    # OVMF boots by the devices' bootindex (QEMU's -boot order is for the BIOS): network first when asked.
+    nic = f"virtio-net-pci,netdev=net0,mac={config.BOOT_TARGET.mac},romfile="
     return [
         "ip", "netns", "exec", config.LAB_NETNS,
         "qemu-system-x86_64", "-machine", "pc,accel=tcg", "-m", str(memory_mb), "-smp", "1",
         "-nodefaults", "-display", "none", "-vga", "none", "-no-reboot",
-        "-boot", f"order={BOOT_ORDER[boot]}", "-serial", f"file:{SERIAL_LOG}",
+        "-drive", f"if=pflash,format=raw,unit=0,readonly=on,file={OVMF_CODE}",
+        "-drive", f"if=pflash,format=raw,unit=1,file={NVRAM}",
+        "-serial", f"file:{SERIAL_LOG}",
         "-chardev", f"file,id=fw,path={FIRMWARE_LOG}", "-device", "isa-debugcon,iobase=0x402,chardev=fw",
         "-netdev", f"tap,id=net0,ifname={config.BOOT_TARGET_TAP},script=no,downscript=no",
-        "-device", f"virtio-net-pci,netdev=net0,mac={config.BOOT_TARGET.mac}",
+        "-device", nic + (",bootindex=1" if BOOT_ORDER[boot] == "n" else ""),
     ]
+
+
+def ensure_nvram() -> None:
+    """The target's own NVRAM (boot entries, as a server keeps them), made once from OVMF's template."""
+    if not OVMF_CODE.exists():
+        raise RuntimeError(f"{OVMF_CODE} is missing: install Debian's ovmf package (bindep.txt) for the boot target")
+    if not NVRAM.exists():
+        NVRAM.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(OVMF_VARS, NVRAM)
 
 
 def power_on(boot: str = "network") -> None:
@@ -51,6 +75,7 @@ def power_on(boot: str = "network") -> None:
     if daemon_pid(UNIT):
         return
     ensure_tap()
+    ensure_nvram()
     config.LOG_DIR.mkdir(parents=True, exist_ok=True)
     for log in (SERIAL_LOG, FIRMWARE_LOG):
         log.unlink(missing_ok=True)
@@ -88,7 +113,7 @@ class BootTarget:
     def rows(self) -> list[Row]:
         ra = "running" if daemon_pid(RA_UNIT) else "stopped"
         return [Row("boot target", state(), f"tap {config.BOOT_TARGET_TAP}",
-                    f"qemu TCG, mac {config.BOOT_TARGET.mac}, PXE via the segment's DHCP; "
+                    f"qemu TCG, UEFI (OVMF), mac {config.BOOT_TARGET.mac}, UEFI PXE via the segment's DHCP; "
                     f"`gpucloud-lab boot-target on`"),
                 Row("pxe ipv6 RA", ra, config.BRIDGE, "lifetime-0 RA: iPXE reaches DHCP in ~5 s")]
 

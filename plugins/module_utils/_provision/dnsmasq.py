@@ -4,7 +4,7 @@
 """The dnsmasq configuration of the boot server: DHCP reservations, TFTP and iPXE chainloading.
 
 The boot chain: a node's firmware DHCPs (no option 175) and gets iPXE over TFTP (``undionly.kpxe``
-for BIOS, ``ipxe.efi`` for x86-64 UEFI); iPXE DHCPs again, now with option 175, and gets the
+for BIOS, ``snponly.efi`` for x86-64 UEFI); iPXE DHCPs again, now with option 175, and gets the
 URL of the node's own iPXE script on the HTTP server. Only fleet nodes (tag ``fleet``, set by
 their reservation) get a boot file: a MAC in no fleet gets, at most, an address from the
 dynamic range and nothing to boot.
@@ -19,7 +19,9 @@ from .._errors import ProblemsError
 
 DHCP_MODES = ("range", "static", "proxy")
 BIOS_FILE = "undionly.kpxe"
-UEFI_FILE = "ipxe.efi"
+# iPXE that drives the NIC through the firmware's own driver (SNP): GPU servers' NICs (ConnectX, Broadcom) are ones
+# iPXE's own drivers may not know, and the firmware's driver is the one that PXE-booted already.
+UEFI_FILE = "snponly.efi"
 # One option per line, no newline inside: anything else would let a value inject options.
 _OPTION_LINE = re.compile(r"^[a-z][a-z0-9-]*(=[^\n\r]*)?$")
 

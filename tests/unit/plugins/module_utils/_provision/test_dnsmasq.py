@@ -49,8 +49,8 @@ def test_static_and_proxy_modes_pass_dnsmasq_test(site, nodes, options, tmp_path
         # dnsmasq answers no proxy-DHCP client without a matching pxe-service (dhcp-boot alone: silence)
         services = [line for line in conf.splitlines() if line.startswith("pxe-service=")]
         assert services == ['pxe-service=tag:fleet,x86PC,"gpucloud",undionly.kpxe',
-                            'pxe-service=tag:fleet,BC_EFI,"gpucloud",ipxe.efi',
-                            'pxe-service=tag:fleet,x86-64_EFI,"gpucloud",ipxe.efi']
+                            'pxe-service=tag:fleet,BC_EFI,"gpucloud",snponly.efi',
+                            'pxe-service=tag:fleet,x86-64_EFI,"gpucloud",snponly.efi']
         # a MAC in no fleet gets no answer from us (else dnsmasq sends it an empty PXE menu)
         assert "dhcp-ignore=tag:!fleet\n" in conf
     else:
