@@ -21,6 +21,8 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+import yaml
+
 from tests.integration.conftest import Converged
 from tests.integration.lab import Lab, config, hostvars, kubectl, on, secrets
 
@@ -103,6 +105,21 @@ def test_gpu_hosts_blacklist_nouveau_and_run_containerd_as_kubelet_expects(conve
         toml = on(node, "cat /etc/containerd/config.toml").stdout
         assert "SystemdCgroup = true" in toml and "/etc/containerd/conf.d/*.toml" in toml, node
         assert on(node, "systemctl is-active containerd").stdout.strip() == "active", node
+
+
+def test_gpu_hosts_prepare_the_kernel_as_kubeadms_preflight_checks_it(converged: Converged) -> None:
+    """Forwarding and bridged traffic through iptables on, now and at boot; overlay and br_netfilter at boot;
+    swap units masked. The lab's inventory skips no preflight check for these (ip_forward was skipped before)."""
+    skipped = yaml.safe_load((REPO / "inventories/lab/group_vars/gpu_nodes.yml").read_text())
+    assert not [c for c in skipped["node_join_ignore_preflight_errors"] if "proc-sys-net" in c], skipped
+    for node in GPU_NODES:
+        now = on(node, "sysctl -n net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables "
+                       "net.bridge.bridge-nf-call-ip6tables").stdout.split()
+        assert now == ["1", "1", "1"], (node, now)
+        assert "net.ipv4.ip_forward = 1" in on(node, "cat /etc/sysctl.d/90-gpucloud-kubernetes.conf").stdout
+        assert on(node, "cat /etc/modules-load.d/gpucloud-kubernetes.conf").stdout.split("\n")[-3:-1] == [
+            "overlay", "br_netfilter"], node
+        assert on(node, "systemctl is-enabled swap.target", check=False).stdout.strip() == "masked", node
 
 
 def test_containerd_finds_cni_in_opt_and_pulls_through_the_sites_mirror_only(converged: Converged) -> None:

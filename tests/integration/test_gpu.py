@@ -36,6 +36,11 @@ def test_gpu_host_check_mode_converge_idempotent_and_says_what_it_skipped(lab: L
     assert "gpu_host_registry_mirrors" in message and "Nothing was changed" in message, message
     assert '"ftp://mirror.example" is not an http:// or https:// URL' in message, message
     assert 'key "Not_A_Registry" is not a registry name' in message, message
+    sysctls = lab.playbook("playbooks/gpu_hosts.yml", {"gpu_host_sysctls": {
+        "net.ipv4.ip_forward = 1\nkernel.core_pattern": "|/tmp/x"}}, limit="gpu1")
+    assert sysctls.rc != 0 and not sysctls.hosts_with("changed"), sysctls.changed_tasks()
+    message = " ".join(sysctls.failures())
+    assert "gpu_host_sysctls must be a dict of sysctl keys" in message and "Nothing was changed" in message, message
     moved = lab.playbook("playbooks/gpu_hosts.yml", {"gpu_host_registry_mirrors": {
         "nvcr.io": ["http://198.51.100.1:5000"]}}, limit="gpu1", check=True)
     assert moved.rc == 0, moved.failures()

@@ -13,7 +13,7 @@ import pytest
 from tests.integration.lab import KUBECONFIG, Lab, config, kubectl, on
 
 NODE = "gpu3"
-VARS = {"lab_kubeconfig": str(KUBECONFIG), "lab_join_hosts": NODE}
+VARS = {"lab_kubeconfig": str(KUBECONFIG), "lab_join_hosts": NODE, "lab_node_ip": config.host(NODE).ip}
 # An address of the control-plane host where nothing listens: a wrong endpoint.
 WRONG_ENDPOINT = f"{config.CONTROL_PLANE.ip}:6999"
 
@@ -40,6 +40,9 @@ def _tokens() -> list[str]:
 
 @pytest.fixture
 def fresh_node(lab: Lab) -> Iterator[Lab]:
+    # What gpu_hosts.yml does before any join (kubeadm's preflight checks ip_forward and bridge-nf-call-iptables).
+    prepared = lab.playbook("kubernetes_node.yml", VARS)
+    assert prepared.rc == 0, prepared.failures()
     _reset()
     yield lab
     _reset()
@@ -52,6 +55,10 @@ def _node_csrs() -> list[dict]:
 
 def test_join_with_the_tls_bootstrap_identity_then_nothing_to_do(fresh_node: Lab) -> None:
     before = {c["metadata"]["name"] for c in _node_csrs()}
+    bad = fresh_node.playbook("node_join.yml", {**VARS, "lab_node_ip": "198.51.100.300"})
+    assert bad.rc != 0 and any("node_join_node_ip" in f and "198.51.100.300" in f for f in bad.failures()), \
+        bad.failures()
+    assert not _tokens() and _on_node("test -e /etc/kubernetes/kubelet.conf || echo none").strip() == "none"
     check = fresh_node.playbook("node_join.yml", VARS, check=True)
     assert check.rc == 0, check.failures()
     assert not _tokens(), "check mode created a bootstrap token"
@@ -66,6 +73,9 @@ def test_join_with_the_tls_bootstrap_identity_then_nothing_to_do(fresh_node: Lab
     ready = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
     assert ready and ready[0]["status"] == "True"
     assert node["metadata"]["labels"]["gpucloud.baremetal/role"] == "shared-gpu"
+    # The kubelet runs with the fleet's address (kubeadm's kubeletExtraArgs end in kubeadm-flags.env).
+    assert f"--node-ip={config.host(NODE).ip}" in _on_node("cat /var/lib/kubelet/kubeadm-flags.env")
+    assert {"type": "InternalIP", "address": config.host(NODE).ip} in node["status"]["addresses"]
     # The identity came from the TLS bootstrap: a CSR by the bootstrap token's user, approved and signed
     # by kube-controller-manager, and the node's client certificate is system:node:gpu3 of the lab CA.
     new = [c for c in _node_csrs() if c["metadata"]["name"] not in before]

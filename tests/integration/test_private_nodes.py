@@ -165,10 +165,17 @@ def _tenant_kubectl(kubeconfig: Path, *args: str) -> str:
     return kubectl(*args, kubeconfig=kubeconfig).stdout
 
 
+def _prepare_kernels(lab: Lab) -> None:
+    """What gpu_hosts.yml does before any join: kubeadm's preflight checks ip_forward and bridge-nf-call-iptables."""
+    prepared = lab.playbook("kubernetes_node.yml", {"lab_join_hosts": "private_nodes"})
+    assert prepared.rc == 0, prepared.failures()
+
+
 def test_private_node_joins_its_tenant_through_the_tunnel_and_offboarding_takes_it_out(
         lab: Lab, tmp_path: Path) -> None:
     kdir = tmp_path / "kubeconfigs"
     extra = {"tenants_kubeconfig_dir": str(kdir)}
+    _prepare_kernels(lab)
     tenants = lab.playbook("playbooks/tenants.yml", extra)
     assert tenants.rc == 0, tenants.failures()
     acme = kdir / "acme.kubeconfig"
@@ -207,6 +214,10 @@ def test_private_node_joins_its_tenant_through_the_tunnel_and_offboarding_takes_
         node = json.loads(_tenant_kubectl(acme, "get", "node", "gpu1", "-o", "json"))
         ready = {c["type"]: c["status"] for c in node["status"]["conditions"]}
         assert ready["Ready"] == "True" and node["metadata"]["labels"]["gpucloud.baremetal/tenant"] == "acme"
+        # Its kubelet gives the tunnel address (--node-ip), not the management address its default route has.
+        wg_ip = hostvars()["gpu1"]["gpucloud_node"]["wireguard_ip"]
+        assert f"--node-ip={wg_ip}" in on("gpu1", "cat /var/lib/kubelet/kubeadm-flags.env").stdout
+        assert {"type": "InternalIP", "address": wg_ip} in node["status"]["addresses"], node["status"]["addresses"]
         # The node talks to its tenant's API server through the tunnel, with the identity of its TLS bootstrap.
         assert f"server: https://{ACME_HUB}:443" in on("gpu1", "cat /etc/kubernetes/kubelet.conf").stdout
         subject = on("gpu1", "openssl x509 -noout -subject -in /var/lib/kubelet/pki/kubelet-client-current.pem").stdout
@@ -241,6 +252,7 @@ def test_join_script_variant_fetches_the_script_with_a_live_token_only(lab: Lab,
     """private_node_join_method=script: the node runs the control plane's /node/join?token= script
     (vCluster Pro's join; the lab's endpoint.py serves a stand-in) instead of kubeadm join."""
     extra = {"tenants_kubeconfig_dir": str(tmp_path / "kubeconfigs")}
+    _prepare_kernels(lab)
     assert lab.playbook("playbooks/tenants.yml", extra).rc == 0
     acme = tmp_path / "kubeconfigs" / "acme.kubeconfig"
     assert lab.playbook(PLAYBOOK, {**extra, "private_node_join_state": "absent"}).rc == 0

@@ -115,7 +115,9 @@ def start(host: Host, base: Path) -> None:
     mount_overlay(host, base)
     write_identity(host)
     write_known_hosts()
-    start_daemon(unit(host), nspawn_command(host))
+    # A server's network sysctls are its own to set (gpu_host sets ip_forward and bridge-nf-call-*): /proc/sys/net
+    # writable, as in a host's own network namespace. The rest of /proc/sys stays read-only (the kernel is shared).
+    start_daemon(unit(host), nspawn_command(host), env={"SYSTEMD_NSPAWN_API_VFS_WRITABLE": "network"})
 
 
 def ssh_ready(host: Host) -> bool:

@@ -189,7 +189,19 @@ def now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def node_ip() -> str:
+def node_ip(flags: dict[str, str] | None = None) -> str:
+    """--node-ip if given (kubelet_node_status.go: validateNodeIP refuses an address the host does not have),
+    else the address of the route out, as the kubelet picks it."""
+    wanted = (flags or {}).get("node-ip", "")
+    if wanted:
+        family = socket.AF_INET6 if ":" in wanted else socket.AF_INET
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as sock:
+                sock.bind((wanted, 0))
+        except OSError as err:
+            raise RuntimeError(f"failed to validate nodeIP: node IP: {wanted!r} not found in the host's network "
+                               "interfaces") from err
+        return wanted
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
             sock.connect(("198.51.100.254", 9))
@@ -273,6 +285,7 @@ def main(argv: list[str]) -> int:
         return 1
     node = (flags.get("hostname-override") or socket.gethostname()).lower()
     kubeconfig = Path(flags.get("kubeconfig", "/etc/kubernetes/kubelet.conf"))
+    ip = node_ip(flags)
     serve_healthz(flags)
     if not (kubeconfig.is_file() and CURRENT.exists()):
         bootstrap(flags, node, kubeconfig)
@@ -280,7 +293,7 @@ def main(argv: list[str]) -> int:
     client = Client(fields["server"], base64.b64decode(fields["certificate-authority-data"]),
                     cert_file=Path(fields.get("client-certificate", CURRENT)))
     register(client, node, node_labels(flags))
-    transition, ip, last_status = now(), node_ip(), 0.0
+    transition, last_status = now(), 0.0
     while True:
         if time.monotonic() - last_status >= 40:
             code, answer = client.request("PATCH", f"/api/v1/nodes/{node}/status",
