@@ -107,6 +107,24 @@ def test_gpu_hosts_blacklist_nouveau_and_run_containerd_as_kubelet_expects(conve
         assert on(node, "systemctl is-active containerd").stdout.strip() == "active", node
 
 
+def test_gpu_hosts_install_kubeadm_and_the_kubelet_from_the_sites_mirror_held(converged: Converged) -> None:
+    """The lab's hosts start without kubeadm or a kubelet (their base image has neither); gpu_host installed both
+    from the lab's signed mirror of pkgs.k8s.io, at the pinned version, held, and the kubelet unit is enabled."""
+    mounts = Path("/proc/mounts").read_text()
+    lower = re.search(r"^gcl-gpu1 \S+ overlay \S*lowerdir=([^,]+)", mounts, re.M)
+    assert lower, "gpu1's overlay"
+    assert not [p for p in ("usr/bin/kubeadm", "usr/bin/kubelet") if (Path(lower.group(1)) / p).exists()]
+    for node in GPU_NODES:
+        versions = on(node, "dpkg-query -W -f '${Package} ${Version} ${Status}\\n' kubeadm kubelet").stdout
+        assert versions.splitlines() == ["kubeadm 1.20.2-1.1 hold ok installed", "kubelet 1.20.2-1.1 hold ok installed"], \
+            (node, versions)
+        policy = on(node, "apt-cache policy kubeadm").stdout
+        assert "http://198.51.100.1:8881/core:/stable:/v1.20/deb" in policy, (node, policy)
+        assert on(node, "systemctl is-enabled kubelet").stdout.strip() == "enabled", node
+        assert "Signed-By: /etc/apt/keyrings/kubernetes-apt-keyring.asc" in on(
+            node, "cat /etc/apt/sources.list.d/kubernetes.sources").stdout
+
+
 def test_gpu_hosts_prepare_the_kernel_as_kubeadms_preflight_checks_it(converged: Converged) -> None:
     """Forwarding and bridged traffic through iptables on, now and at boot; overlay and br_netfilter at boot;
     swap units masked. The lab's inventory skips no preflight check for these (ip_forward was skipped before)."""

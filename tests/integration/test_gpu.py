@@ -41,6 +41,19 @@ def test_gpu_host_check_mode_converge_idempotent_and_says_what_it_skipped(lab: L
     assert sysctls.rc != 0 and not sysctls.hosts_with("changed"), sysctls.changed_tasks()
     message = " ".join(sysctls.failures())
     assert "gpu_host_sysctls must be a dict of sysctl keys" in message and "Nothing was changed" in message, message
+    # The Kubernetes packages: a version that is no release, one the mirror does not have, a key that is not the
+    # pinned one; each fails naming the field, and the installed packages stay as they are.
+    installed = on("gpu1", "dpkg-query -W kubeadm kubelet").stdout
+    for extra, expected in (
+            ({"gpu_host_kubernetes_version": "1.20"}, "gpu_host_kubernetes_version \"1.20\""),
+            ({"gpu_host_kubernetes_version": "1.20.9"}, "has no kubeadm, kubelet at version 1.20.9-1.1"),
+            ({"gpu_host_kubernetes_key_fingerprint": "DE15B14486CD377B9E876E1A234654DA9A296436"},
+             "expected key DE15B14486CD377B9E876E1A234654DA9A296436, found ")):
+        refused = lab.playbook("playbooks/gpu_hosts.yml", extra, limit="gpu1")
+        assert refused.rc != 0, extra
+        message = " ".join(refused.failures())
+        assert expected in message, (extra, message)
+        assert on("gpu1", "dpkg-query -W kubeadm kubelet").stdout == installed, extra
     moved = lab.playbook("playbooks/gpu_hosts.yml", {"gpu_host_registry_mirrors": {
         "nvcr.io": ["http://198.51.100.1:5000"]}}, limit="gpu1", check=True)
     assert moved.rc == 0, moved.failures()

@@ -79,6 +79,9 @@ def write_identity(host: Host) -> None:
     write_file(root / "etc" / "hostname", f"{host.name}\n")
     write_file(root / "etc" / "hosts", hosts_file())
     write_file(root / "etc" / "resolv.conf", f"search {config.DOMAIN}\n")
+    # No Debian mirror is reachable from the lab (an air-gapped site's hosts list the site's mirrors): apt lists
+    # only what the roles add, the lab's mirror of the Kubernetes packages.
+    write_file(root / "etc" / "apt" / "sources.list", "# gpucloud-lab: no Debian mirror here; see lab/README.md\n")
     run(["ssh-keygen", "-A", "-f", str(root)])
     pub = config.SSH_KEY.with_suffix(".pub").read_text()
     ssh_dir = root / "root" / ".ssh"

@@ -1,6 +1,8 @@
 # Copyright: (c) 2025, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""THE LAB'S SIMULATED KUBELET: installed on lab hosts as /usr/bin/kubelet (node_packages.py); it runs no pods.
+"""THE LAB'S SIMULATED KUBELET: /usr/bin/kubelet of the lab mirror's `kubelet` package (infra/pkg_mirror.py).
+
+It runs no pods.
 
 A lab host cannot run a real kubelet (no container runtime that runs pods, no
 cgroup control), but everything a node does to *join* runs for real, as the

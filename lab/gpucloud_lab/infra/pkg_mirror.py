@@ -1,0 +1,216 @@
+# Copyright: (c) 2025, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The site's package mirror: an apt repository laid out as the Kubernetes project's (pkgs.k8s.io), signed
+with a key of the lab's own, serving the node packages the gpu_host role installs, as an air-gapped site's
+mirror of pkgs.k8s.io would. Lab hosts start without kubeadm or a kubelet; the roles install them from here.
+
+Layout (pkgs.k8s.io's, one flat repository per minor release): ``core:/stable:/v1.20/deb/`` holding
+``InRelease``, ``Release``, ``Release.gpg``, ``Release.key``, ``Packages(.gz)`` and ``amd64/*.deb``; apt's
+sources line is ``deb [signed-by=KEY] URL/core:/stable:/v1.20/deb/ /``, as upstream documents it.
+
+The packages, built here (versions ``<KUBERNETES_VERSION>-1.1``, upstream's revision scheme):
+
+* ``kubeadm``: the real kubeadm the lab builds from Debian's ``kubernetes`` source (kube.py), with the
+  kubelet drop-in ``10-kubeadm.conf`` where the upstream kubeadm package puts it;
+* ``kubelet``: the lab's SIMULATED kubelet (sim/kubelet_sim.py: the real TLS bootstrap and registration,
+  no pods) with the upstream kubelet.service. Its package description says so; the roles cannot tell.
+
+Not in it: ``kubectl`` (the lab builds kubectl only at 1.32.3, for the controller, and a kubectl package
+of another version than the mirror's would be a lie) and ``cri-tools`` (not built from the kubernetes
+source; the lab hosts run no CRI that runs pods). The lab inventory lists the two it installs.
+
+The lab's key fingerprint is written to ``FINGERPRINT`` for the lab inventory to pin (a site pins its
+mirror's key the same way). Nothing here is fetched from the network.
+"""
+from __future__ import annotations
+
+import email.utils
+import gzip
+import hashlib
+import itertools
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from gpucloud_lab.core import config
+from gpucloud_lab.core.components import Row
+from gpucloud_lab.core.util import daemon_pid, port_open, run, say, start_daemon, stop_unit, wait_for, write_file
+from gpucloud_lab.infra import kube
+
+UNIT = "pkg-mirror"
+PORT = config.PKG_MIRROR_PORT
+MINOR = ".".join(config.KUBERNETES_VERSION.split(".")[:2])
+VERSION = f"{config.KUBERNETES_VERSION}-1.1"
+REPO_PATH = f"core:/stable:/v{MINOR}/deb/"
+URL = f"http://{config.CONTROLLER_IP}:{PORT}/{REPO_PATH}"
+KEY_HOME = config.CACHE_DIR / "pkg-mirror-gnupg"
+FINGERPRINT = config.STATE_DIR / "pkg-mirror" / "fingerprint"
+SIM_KUBELET = config.LAB_DIR / "gpucloud_lab" / "sim" / "kubelet_sim.py"
+KEY_UID = "gpucloud-lab site package mirror <pkg-mirror@gpucloud-lab.invalid>"
+
+# The unit of the upstream kubelet package (kubernetes/release, cmd/kubepkg/templates), as the lab had it before.
+KUBELET_SERVICE = """\
+[Unit]
+Description=kubelet: The Kubernetes Node Agent
+Documentation=https://kubernetes.io/docs/home/
+Wants=network-online.target
+After=network-online.target
+
+[Service]
+ExecStart=/usr/bin/kubelet
+Restart=always
+StartLimitInterval=0
+RestartSec=10
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+# The drop-in the upstream kubeadm package ships (kubernetes/release, cmd/kubepkg/templates).
+KUBEADM_DROPIN = """\
+# Note: This dropin only works with kubeadm and kubelet v1.11+
+[Service]
+Environment="KUBELET_KUBECONFIG_ARGS=--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf \
+--kubeconfig=/etc/kubernetes/kubelet.conf"
+Environment="KUBELET_CONFIG_ARGS=--config=/var/lib/kubelet/config.yaml"
+# This is a file that "kubeadm init" and "kubeadm join" generates at runtime, populating the KUBELET_KUBEADM_ARGS
+# variable dynamically
+EnvironmentFile=-/var/lib/kubelet/kubeadm-flags.env
+# This is a file that the user can use for overrides of the kubelet args as a last resort. Preferably, the user
+# should use the .NodeRegistration.KubeletExtraArgs object in the configuration files instead.
+# KUBELET_EXTRA_ARGS should be sourced from this file.
+EnvironmentFile=-/etc/default/kubelet
+ExecStart=
+ExecStart=/usr/bin/kubelet $KUBELET_KUBECONFIG_ARGS $KUBELET_CONFIG_ARGS $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS
+"""
+
+PACKAGES = {
+    "kubeadm": {
+        "files": {"usr/bin/kubeadm": (lambda: (kube.BIN_DIR / "kubeadm").read_bytes(), 0o755),
+                  "usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf": (lambda: KUBEADM_DROPIN.encode(), 0o644)},
+        "depends": "kubelet (>= 1.19.0)",
+        "description": ("Command-line utility for administering a Kubernetes cluster\n"
+                        f" gpucloud-lab build of kubeadm {config.KUBERNETES_VERSION} from Debian's kubernetes source."),
+    },
+    "kubelet": {
+        "files": {"usr/bin/kubelet": (lambda: b"#!/usr/bin/python3\n" + SIM_KUBELET.read_bytes(), 0o755),
+                  "usr/lib/systemd/system/kubelet.service": (lambda: KUBELET_SERVICE.encode(), 0o644)},
+        "depends": "python3, openssl",
+        "description": ("Node agent for Kubernetes clusters\n"
+                        " gpucloud-lab SIMULATION (lab/gpucloud_lab/sim/kubelet_sim.py): the real TLS bootstrap,\n"
+                        " registration and Lease of a kubelet; runs no pods."),
+    },
+}
+
+
+def _gpg(*args: str, **kwargs: object) -> str:
+    return run(["gpg", "--homedir", str(KEY_HOME), "--batch", "--no-tty", "--pinentry-mode", "loopback",
+                "--passphrase", "", *args], **kwargs).stdout
+
+
+def ensure_key() -> str:
+    """The mirror's signing key (made once, kept in the cache), by fingerprint."""
+    KEY_HOME.mkdir(mode=0o700, parents=True, exist_ok=True)
+    listed = _gpg("--with-colons", "--list-secret-keys", check=False)
+    if "sec:" not in listed:
+        _gpg("--quick-gen-key", KEY_UID, "rsa3072", "sign", "never")
+        listed = _gpg("--with-colons", "--list-secret-keys")
+    lines = listed.splitlines()
+    return next(line.split(":")[9] for prev, line in itertools.pairwise(lines)
+                if prev.startswith("sec:") and line.startswith("fpr:"))
+
+
+def _build_deb(name: str, spec: dict, dest: Path) -> None:
+    with tempfile.TemporaryDirectory(prefix=f"gcl-deb-{name}-") as tmp:
+        root = Path(tmp)
+        size = 0
+        for rel, (content, mode) in spec["files"].items():
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            data = content()
+            path.write_bytes(data)
+            path.chmod(mode)
+            size += len(data)
+        (root / "DEBIAN").mkdir()
+        (root / "DEBIAN" / "control").write_text(
+            f"Package: {name}\nVersion: {VERSION}\nArchitecture: amd64\n"
+            "Maintainer: gpucloud-lab <pkg-mirror@gpucloud-lab.invalid>\n"
+            f"Installed-Size: {size // 1024 + 1}\nDepends: {spec['depends']}\nSection: admin\nPriority: optional\n"
+            f"Homepage: https://kubernetes.io\nDescription: {spec['description']}\n")
+        run(["dpkg-deb", "--root-owner-group", "-Zgzip", "--build", str(root), str(dest)])
+
+
+def _content_key() -> str:
+    digest = hashlib.sha256(Path(__file__).read_bytes() + SIM_KUBELET.read_bytes()
+                            + (kube.BIN_DIR / "kubeadm").read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def build(fingerprint: str) -> Path:
+    """The signed repository tree (cached by content and key): the folder to serve."""
+    top = config.CACHE_DIR / f"pkg-mirror-{_content_key()}-{fingerprint[-8:]}"
+    repo = top / REPO_PATH
+    if (repo / "InRelease").exists():
+        return top
+    shutil.rmtree(top, ignore_errors=True)
+    (repo / "amd64").mkdir(parents=True)
+    for name, spec in PACKAGES.items():
+        _build_deb(name, spec, repo / "amd64" / f"{name}_{VERSION}_amd64.deb")
+    packages = run(["dpkg-scanpackages", "--multiversion", "amd64", "/dev/null"], cwd=repo).stdout
+    (repo / "Packages").write_text(packages)
+    with gzip.GzipFile(repo / "Packages.gz", "wb", mtime=0) as handle:
+        handle.write(packages.encode())
+    sums = {"MD5Sum": hashlib.md5, "SHA256": hashlib.sha256}
+    release = ["Origin: gpucloud-lab", f"Label: gpucloud-lab mirror of pkgs.k8s.io core:/stable:/v{MINOR}",
+               "Architectures: amd64", f"Date: {email.utils.formatdate(usegmt=True)}"]
+    for field, algorithm in sums.items():
+        release.append(f"{field}:")
+        for index in ("Packages", "Packages.gz"):
+            data = (repo / index).read_bytes()
+            release.append(f" {algorithm(data).hexdigest()} {len(data)} {index}")
+    (repo / "Release").write_text("\n".join(release) + "\n")
+    _gpg("--local-user", fingerprint, "--clearsign", "--output", str(repo / "InRelease"), str(repo / "Release"))
+    _gpg("--local-user", fingerprint, "--armor", "--detach-sign", "--output", str(repo / "Release.gpg"),
+         str(repo / "Release"))
+    (repo / "Release.key").write_text(_gpg("--armor", "--export", fingerprint))
+    run(["gpgconf", "--homedir", str(KEY_HOME), "--kill", "gpg-agent"], check=False)
+    return top
+
+
+def up() -> None:
+    kube.ensure_binaries()
+    fingerprint = ensure_key()
+    top = build(fingerprint)
+    write_file(FINGERPRINT, fingerprint + "\n")
+    if daemon_pid(UNIT):
+        return
+    start_daemon(UNIT, [sys.executable, "-m", "http.server", "--bind", config.CONTROLLER_IP,
+                        "--directory", str(top), str(PORT)])
+    wait_for(lambda: port_open(config.CONTROLLER_IP, PORT), "the lab package mirror", timeout=15)
+
+
+def down() -> None:
+    stop_unit(UNIT)
+    FINGERPRINT.unlink(missing_ok=True)
+
+
+def state() -> str:
+    if not daemon_pid(UNIT):
+        return "stopped"
+    return "running" if port_open(config.CONTROLLER_IP, PORT) else "starting"
+
+
+class PackageMirror:
+    """The lab component: the site's mirror of the Kubernetes package repository (kubeadm, SIMULATED kubelet)."""
+
+    def up(self) -> None:
+        say(f"package mirror: kubeadm and the simulated kubelet {VERSION} at {URL}")
+        up()
+
+    def down(self) -> None:
+        down()
+
+    def rows(self) -> list[Row]:
+        return [Row("package mirror", state(), URL,
+                    f"kubeadm {VERSION} (real), kubelet {VERSION} SIMULATION; signed with the lab's key")]
