@@ -261,6 +261,9 @@ class FakeNvml(types.ModuleType):
         self.driver = driver
         self.cuda = cuda
         self.init_error = init_error  # what nvmlInit raises (LibraryNotFound, DriverNotLoaded, ...)
+        # As pynvml's CDLL("libnvidia-ml.so.1") does: LibraryNotFound only while no library of that name is
+        # loaded in this process (the dynamic loader reuses a loaded one; here: mapped, per /proc/self/maps).
+        self.library_if_loaded = False
         self.bytes_strings = bytes_strings
         self.denied = denied  # function names that raise NVMLError_NoPermission
         self.refcount = 0
@@ -297,10 +300,15 @@ class FakeNvml(types.ModuleType):
         return self.nvmlInitWithFlags(0)
 
     def nvmlInitWithFlags(self, flags):
-        if self.init_error is not None:
+        if self.init_error is not None and not (self.library_if_loaded and self._library_loaded()):
             raise NVMLError(self.init_error)
         self.refcount += 1
         self.inits += 1
+
+    @staticmethod
+    def _library_loaded() -> bool:
+        with open("/proc/self/maps", encoding="utf-8") as maps:
+            return any(line.rstrip().endswith("/libnvidia-ml.so.1") for line in maps)
 
     def nvmlShutdown(self):
         self._ready("nvmlShutdown")

@@ -17,6 +17,8 @@ field goes to ``errors``. ``NVMLError_GpuIsLost`` (or no handle for an index) ma
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -372,12 +374,49 @@ def _wait_events(nv: Any, event_set: Any, by_uuid: dict, wait_ms: int, limit: in
             by_uuid[uuid]["xid_events"].append(int(data.eventData))
 
 
-def init(nv: Any) -> None:
+# Where the GPU Operator's driver container puts the driver's root on the host (driver.enabled=true): NVML's
+# library is there, not on the host's library path. Library folders of Ubuntu, RHEL and other driver images.
+DRIVER_ROOTS = ("/run/nvidia/driver",)
+LIBRARY_DIRS = ("usr/lib/x86_64-linux-gnu", "usr/lib64", "usr/lib/aarch64-linux-gnu", "usr/lib", "lib64", "lib")
+LIBRARY = "libnvidia-ml.so.1"
+
+
+def preload_driver_library(roots: tuple[str, ...]) -> str | None:
+    """Load libnvidia-ml.so.1 from a driver container's root, so that pynvml's ``CDLL("libnvidia-ml.so.1")`` finds
+    it loaded (the dynamic loader matches an already loaded library by its soname). The path, or None."""
+    for root in roots:
+        for folder in LIBRARY_DIRS:
+            path = os.path.join(root, folder, LIBRARY)
+            if os.path.isfile(path):
+                try:
+                    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                except OSError:
+                    continue
+                return path
+    return None
+
+
+def init(nv: Any, roots: tuple[str, ...] | None = None) -> str | None:
+    """nvmlInit; when the host has no NVML library, the one of the GPU Operator's driver root. Returns the library
+    path loaded from a driver root, or None (the host's own)."""
+    roots = DRIVER_ROOTS if roots is None else roots
     try:
         nv.nvmlInit()
+        return None
     except nv.NVMLError as err:
-        hint = INIT_HINTS.get(code(err), "nvmlInit failed")
-        raise NvmlUnavailable(["%s (%s)" % (hint, describe(nv, err))]) from None
+        failure = err
+    loaded = preload_driver_library(roots) if code(failure) == ERROR_LIBRARY_NOT_FOUND else None
+    if loaded:
+        try:
+            nv.nvmlInit()
+            return loaded
+        except nv.NVMLError as err:
+            failure = err
+    hint = INIT_HINTS.get(code(failure), "nvmlInit failed")
+    where = ""
+    if code(failure) == ERROR_LIBRARY_NOT_FOUND:
+        where = " (nor in the GPU Operator's driver root %s)" % ", ".join(roots)
+    raise NvmlUnavailable(["%s%s (%s)" % (hint, where, describe(nv, failure))]) from None
 
 
 def read_all(nv: Any, xid_wait_ms: int = 0) -> dict:

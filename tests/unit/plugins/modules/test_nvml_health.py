@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import sys
+from pathlib import Path
 
 import pytest
 
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._gpu import nvml
 from ansible_collections.gpucloud.baremetal.plugins.modules import nvml_health
 from tests.support.fake_nvml import NVML_ERROR_LIBRARY_NOT_FOUND, FakeNvml, a100_mig, h100, install, v100
 from tests.support.module_args import patch_module_args
@@ -96,7 +100,33 @@ def test_without_the_driver_one_line_says_what_to_install(host, capsys) -> None:
     rc, out = run_main(capsys)
     assert rc == 1 and "\n" not in out["msg"] and "exception" not in out
     assert out["msg"] == ("NVML is unavailable: libnvidia-ml.so.1 was not found: install the NVIDIA driver (or its NVML "
-                          "library) on this host (NVMLError_LibraryNotFound (NVML Shared Library Not Found))")
+                          "library) on this host (nor in the GPU Operator's driver root /run/nvidia/driver) "
+                          "(NVMLError_LibraryNotFound (NVML Shared Library Not Found))")
+
+
+def _a_shared_library() -> Path:
+    """A real ELF shared library this process has mapped (a stand-in for the driver's libnvidia-ml.so.1)."""
+    import zlib  # noqa: F401  (maps libz.so.1 where Python links it dynamically)
+
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        path = line.split()[-1] if len(line.split()) >= 6 else ""
+        if re.search(r"^/(usr/)?lib[^ ]*/lib(z|ffi|ssl|crypto|m)\.so(\.[0-9]+)*$", path):
+            return Path(path)
+    raise AssertionError("no system shared library is mapped in this process")
+
+
+def test_with_the_operators_driver_nvml_is_read_from_its_driver_root(host, capsys, tmp_path, monkeypatch) -> None:
+    """The GPU Operator's driver container owns the driver: the host has no libnvidia-ml.so.1 on its library path,
+    /run/nvidia/driver has it. The module loads it from there and reads the GPUs."""
+    fake = host(h100(0), init_error=NVML_ERROR_LIBRARY_NOT_FOUND)
+    fake.library_if_loaded = True
+    root = tmp_path / "run-nvidia-driver"
+    (root / "usr/lib/x86_64-linux-gnu").mkdir(parents=True)
+    shutil.copyfile(_a_shared_library(), root / "usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1")
+    monkeypatch.setattr(nvml, "DRIVER_ROOTS", (str(tmp_path / "elsewhere"), str(root)))
+    rc, out = run_main(capsys, gpu_count=1)
+    assert rc == 0 and out["msg"] == "NVML health: 1 GPU OK", out["msg"]
+    assert fake.inits == 1
 
 
 def test_check_mode_reads_and_reports_the_same(host, capsys) -> None:
