@@ -85,17 +85,26 @@ ExecStart=
 ExecStart=/usr/bin/kubelet $KUBELET_KUBECONFIG_ARGS $KUBELET_CONFIG_ARGS $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS
 """
 
+
+def _kubeadm() -> bytes:
+    return (kube.BIN_DIR / "kubeadm").read_bytes()
+
+
+def _kubelet() -> bytes:
+    return b"#!/usr/bin/python3\n" + SIM_KUBELET.read_bytes()
+
+
 PACKAGES = {
     "kubeadm": {
-        "files": {"usr/bin/kubeadm": (lambda: (kube.BIN_DIR / "kubeadm").read_bytes(), 0o755),
-                  "usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf": (lambda: KUBEADM_DROPIN.encode(), 0o644)},
+        "files": {"usr/bin/kubeadm": (_kubeadm, 0o755),
+                  "usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf": (KUBEADM_DROPIN.encode, 0o644)},
         "depends": "kubelet (>= 1.19.0)",
         "description": ("Command-line utility for administering a Kubernetes cluster\n"
                         f" gpucloud-lab build of kubeadm {config.KUBERNETES_VERSION} from Debian's kubernetes source."),
     },
     "kubelet": {
-        "files": {"usr/bin/kubelet": (lambda: b"#!/usr/bin/python3\n" + SIM_KUBELET.read_bytes(), 0o755),
-                  "usr/lib/systemd/system/kubelet.service": (lambda: KUBELET_SERVICE.encode(), 0o644)},
+        "files": {"usr/bin/kubelet": (_kubelet, 0o755),
+                  "usr/lib/systemd/system/kubelet.service": (KUBELET_SERVICE.encode, 0o644)},
         "depends": "python3, openssl",
         "description": ("Node agent for Kubernetes clusters\n"
                         " gpucloud-lab SIMULATION (lab/gpucloud_lab/sim/kubelet_sim.py): the real TLS bootstrap,\n"

@@ -65,8 +65,8 @@ def test_apt_verifies_the_mirror_and_finds_the_pinned_packages(mirror: tuple[Pat
     assert "gpucloud-lab SIMULATION" in info
 
 
-def test_apt_refuses_the_mirror_under_another_key_or_an_altered_release(mirror: tuple[Path, str],
-                                                                      tmp_path: Path) -> None:
+def test_apt_refuses_the_mirror_under_another_key_or_an_altered_release(
+        mirror: tuple[Path, str], tmp_path: Path) -> None:
     repo, _fingerprint = mirror
     other = tmp_path / "other-gnupg"
     other.mkdir(mode=0o700)
