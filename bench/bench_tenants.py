@@ -133,9 +133,29 @@ def bench_queues(count: int, work: Path) -> tuple[float, float]:
         run(playbook, inv, {**common, "bench_mode": "batch", "bench_state": "absent"})
 
 
+class _Vault(str):
+    """A ``!vault`` value of the fleet file (the BMC passwords), kept encrypted as it is."""
+
+
+class _FleetLoader(yaml.SafeLoader):
+    pass
+
+
+class _FleetDumper(yaml.SafeDumper):
+    pass
+
+
+_FleetLoader.add_constructor("!vault", lambda loader, node: _Vault(loader.construct_scalar(node)))
+_FleetDumper.add_representer(_Vault, lambda dumper, data: dumper.represent_scalar("!vault", str(data), style="|"))
+
+
+def load_fleet() -> dict:
+    return yaml.load((LAB_INVENTORY / "fleet.yml").read_text(), Loader=_FleetLoader)
+
+
 def bench_fleet(work: Path, count: int) -> Path:
     """The lab fleet plus ``count`` shared tenants (no GPU quota of their own: the shared GPUs stay 16)."""
-    fleet = yaml.safe_load((LAB_INVENTORY / "fleet.yml").read_text())
+    fleet = load_fleet()
     for i in range(1, count + 1):
         fleet["tenants"].append({
             "name": "bench%02d" % i, "isolation": "shared", "vlan": 300 + i, "vni": 30300 + i,
@@ -143,7 +163,7 @@ def bench_fleet(work: Path, count: int) -> Path:
             "gpu": {"quota": 0, "limit": 8, "over_quota_weight": 1}})
     inv = work / "inventory"
     inv.mkdir()
-    (inv / "fleet.yml").write_text(yaml.safe_dump(fleet, sort_keys=False))
+    (inv / "fleet.yml").write_text(yaml.dump(fleet, Dumper=_FleetDumper, sort_keys=False))
     for sub in ("group_vars", "host_vars"):
         if (LAB_INVENTORY / sub).exists():
             os.symlink(LAB_INVENTORY / sub, inv / sub)
@@ -175,7 +195,7 @@ def bench_onboarding(count: int, work: Path) -> list[tuple[str, float, float]]:
 def bench_private(work: Path) -> float:
     """Onboarding the lab fleet's private tenant with its tunnel and join (its gateway and nodes), after
     offboarding it; it stays onboarded."""
-    inventory = yaml.safe_load((LAB_INVENTORY / "fleet.yml").read_text())
+    inventory = load_fleet()
     tenant = next(t for t in inventory["tenants"] if t["isolation"] == "private")
     nodes = [n["name"] for n in inventory["nodes"] if n.get("tenant") == tenant["name"]]
     gateway = inventory["site"]["host_cluster"]["wireguard_gateway"]["name"]
