@@ -7,8 +7,9 @@ The inputs are the role's own values: its settings (``gpu_host_*``: its defaults
 inventory) and the vars file of the node's OS (``vars/<distribution>.yml``, ``<os_family>.yml``
 or ``default.yml``, the role's ``first_found``), both templated for the node by the action
 ``plan_node_stack``. ``node_stack`` makes the role's decisions on them (``tasks/facts.yml``,
-``packages.yml``, ``containerd.yml``): NVIDIA packages only on a supported OS with GPUs, the host
-driver, toolkit (and fabric manager on NVSwitch systems) only with ``gpu.driver: host``.
+``packages.yml``, ``containerd.yml``, ``kubernetes_packages.yml``): NVIDIA packages only on a supported OS with
+GPUs, the host driver, toolkit (and fabric manager on NVSwitch systems) only with ``gpu.driver: host``; the
+Kubernetes node packages at their pinned version, their repository and the kubelet on every node.
 The fleet gives the OS; the running kernel is known on the node only.
 """
 
@@ -62,17 +63,25 @@ def node_stack(name: str, node: dict, facts: dict[str, str], settings: dict[str,
         packages += family["gpu_host__fabricmanager_packages"] if nvswitch else []
     if boolean(s["gpu_host_containerd"]):
         packages.append(family["gpu_host__containerd_package"])
+    kubernetes = boolean(s.get("gpu_host_kubernetes_install", False))
+    if kubernetes:  # tasks/kubernetes_packages.yml: pinned, apt name=version / dnf name-version
+        kube_dnf = facts["ansible_os_family"] == "RedHat"
+        version = "%s-%s" % (s["gpu_host_kubernetes_version"], s["gpu_host_kubernetes_package_revision"])
+        packages += [("%s-%s" if kube_dnf else "%s=%s") % (name, version) for name in s["gpu_host_kubernetes_packages"]]
     return {
         "node": name,
         "os": {"profile": node["os_profile"].get("name"), "distribution": facts["ansible_distribution"],
                "version": facts["ansible_distribution_version"]},
         "gpu": {"model": node["gpu"].get("model"), "count": count, "driver": mode, "nvswitch": nvswitch},
         "package_manager": family["gpu_host__pkg_family"],
-        "repositories": _repositories(s, family["gpu_host__pkg_family"]) if host_stack else [],
+        "repositories": (_repositories(s, family["gpu_host__pkg_family"]) if host_stack else [])
+        + ([{"name": "kubernetes", "url": s["gpu_host_kubernetes_repo_url"],
+             "key_fingerprint": s["gpu_host_kubernetes_key_fingerprint"]}] if kubernetes else []),
         "packages": packages,
         "pip": ["nvidia-ml-py==%s" % s["gpu_host_nvml_python_version"]]
         if install and boolean(s["gpu_host_nvml_python"]) else [],
-        "services": (["nvidia-persistenced"] + (["nvidia-fabricmanager"] if nvswitch else [])) if host_stack else [],
+        "services": ((["nvidia-persistenced"] + (["nvidia-fabricmanager"] if nvswitch else [])) if host_stack else [])
+        + (["kubelet"] if kubernetes and "kubelet" in s["gpu_host_kubernetes_packages"] else []),
         "skipped": _skipped(facts, supported, count, mode),
     }
 

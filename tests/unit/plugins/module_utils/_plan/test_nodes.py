@@ -17,6 +17,8 @@ ROLE = Path(__file__).resolve().parents[5] / "roles" / "gpu_host"
 PROFILES = {"ubuntu": {"name": "ubuntu2404", "family": "ubuntu", "version": "24.04"},
             "rocky": {"name": "rocky9", "family": "rocky", "version": "9.4"},
             "debian": {"name": "debian12", "family": "debian", "version": "12"}}
+# The Kubernetes node packages the role pins (defaults), as apt names them.
+KUBE = ["kubeadm=1.32.3-1.1", "kubelet=1.32.3-1.1", "kubectl=1.32.3-1.1", "cri-tools=1.32.3-1.1"]
 
 
 def stack(family: str, count: int = 8, driver: str = "operator", nvswitch: bool = False, **overrides) -> dict:
@@ -39,8 +41,10 @@ def stack(family: str, count: int = 8, driver: str = "operator", nvswitch: bool 
 def test_operator_driver_leaves_only_headers_containerd_and_nvml() -> None:
     out = stack("ubuntu")
     assert out["package_manager"] == "apt"
-    assert out["packages"] == ["linux-headers-<running kernel>", "containerd"]
-    assert out["pip"] == ["nvidia-ml-py==13.615.71"] and out["services"] == [] and out["repositories"] == []
+    assert out["packages"] == ["linux-headers-<running kernel>", "containerd", *KUBE]
+    assert out["pip"] == ["nvidia-ml-py==13.615.71"] and out["services"] == ["kubelet"]
+    assert out["repositories"] == [{"name": "kubernetes", "url": "https://pkgs.k8s.io/core:/stable:/v1.32/deb/",
+                                    "key_fingerprint": "DE15B14486CD377B9E876E1A234654DA9A296436"}]
     assert out["skipped"] == ["host driver and container toolkit: the GPU Operator brings them (gpu.driver operator)"]
 
 
@@ -49,11 +53,11 @@ def test_host_driver_brings_the_pinned_driver_and_toolkit_and_nvswitch_the_fabri
     assert "cuda-drivers-580=580.95.05-*" in out["packages"]
     assert "nvidia-container-toolkit=1.17.8-1" in out["packages"]
     assert "nvidia-fabricmanager-580=580.95.05-*" in out["packages"]
-    assert out["services"] == ["nvidia-persistenced", "nvidia-fabricmanager"]
+    assert out["services"] == ["nvidia-persistenced", "nvidia-fabricmanager", "kubelet"]
     assert out["repositories"][0]["url"].endswith("/cuda/repos/ubuntu2404/x86_64/")
     no_switch = stack("ubuntu", driver="host")
     assert not [p for p in no_switch["packages"] if "fabricmanager" in p] and no_switch["services"] == [
-        "nvidia-persistenced"]
+        "nvidia-persistenced", "kubelet"]
 
 
 def test_rocky_takes_the_redhat_names_and_an_overridden_version() -> None:
@@ -61,20 +65,23 @@ def test_rocky_takes_the_redhat_names_and_an_overridden_version() -> None:
     assert out["package_manager"] == "dnf" and out["os"]["distribution"] == "Rocky"
     assert "nvidia-driver-575.1.2" in out["packages"] and "containerd.io" in out["packages"]
     assert out["repositories"][0]["url"].endswith("/cuda/repos/rhel9/x86_64/")
+    assert "kubeadm-1.32.3-150500.1.1" in out["packages"]
+    assert out["repositories"][-1]["url"] == "https://pkgs.k8s.io/core:/stable:/v1.32/rpm/"
 
 
 def test_an_unsupported_os_or_no_gpu_installs_nothing_nvidia() -> None:
     debian = stack("debian", count=0)
-    assert debian["packages"] == ["containerd"] and debian["pip"] == [] and debian["package_manager"] == "none"
+    assert debian["packages"] == ["containerd", *KUBE] and debian["pip"] == [] and debian["package_manager"] == "none"
     assert debian["skipped"] == ["NVIDIA packages: Debian is not a supported OS for them",
                                  "everything NVIDIA: the fleet gives this node no GPU"]
     no_gpu = stack("ubuntu", count=0, driver="host")
-    assert no_gpu["packages"] == ["containerd"] and no_gpu["services"] == []
+    assert no_gpu["packages"] == ["containerd", *KUBE] and no_gpu["services"] == ["kubelet"]
 
 
 def test_switches_of_the_role_are_followed() -> None:
-    out = stack("ubuntu", gpu_host_containerd=False, gpu_host_kernel_headers=False, gpu_host_nvml_python=False)
-    assert out["packages"] == [] and out["pip"] == []
+    out = stack("ubuntu", gpu_host_containerd=False, gpu_host_kernel_headers=False, gpu_host_nvml_python=False,
+                gpu_host_kubernetes_install=False)
+    assert out["packages"] == [] and out["pip"] == [] and out["services"] == [] and out["repositories"] == []
 
 
 def test_an_unknown_os_family_is_named() -> None:
