@@ -159,6 +159,8 @@ def test_containerd_finds_cni_in_opt_and_pulls_through_the_sites_mirror_only(con
             if self.command != "HEAD":
                 self.wfile.write(body)
 
+        do_GET = do_HEAD = _unknown
+
         def log_message(self, *args: object) -> None:
             pass
 
