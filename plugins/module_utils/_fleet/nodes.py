@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from .checker import Checker, Unique, ip_str, normalise_mac
+from .disks import root_device
 from .schema import (
     BMC_KEYS,
     DEFAULT_GPU_DRIVER,
@@ -75,6 +76,8 @@ def nodes(c: Checker, raw: Any, mgmt: dict, profiles: dict, switches: dict, tena
             entry["os"] = os_name
         if "gpu" in m:
             entry["gpu"] = node_gpu(c, m["gpu"], path + ".gpu")
+        if "root_device" in m:
+            entry["root_device"] = root_device(c, m["root_device"], path + ".root_device")
         entry["switch_ports"] = node_ports(c, m, path, switches, ports)
         entry["tenant"] = None
         if m.get("tenant") is not None:

@@ -61,8 +61,35 @@ MGMT_KEYS = {
     "pxe_server": True,
     "pxe_server_name": False,
     "http_port": False,
+    "nameservers": False,
 }
-OS_PROFILE_KEYS = {"family": True, "version": True, "kernel": False, "initrd": False, "image": False}
+# The DNS servers every installed node is given (its seed's static network); the gateway when left out.
+NAMESERVERS_MAX = 3  # glibc's resolver reads at most three (MAXNS)
+OS_PROFILE_KEYS = {
+    "family": True,
+    "version": True,
+    "kernel": False,
+    "initrd": False,
+    "image": False,
+    "root_device": False,
+}
+# Root device hints, as Ironic has them (a disk must match every hint given; size_gb is the size in GiB,
+# rounded down, as Ironic's ``size``). Without serial/wwn/model/size_gb/by_path, the root disk is the smallest
+# non-removable disk of at least min_size_gb GiB, so the data NVMe of a GPU server are never chosen. More than
+# one disk or none is a failure on the node, before anything is written, naming the disks found.
+ROOT_DEVICE_KEYS = {"serial": False, "wwn": False, "model": False, "size_gb": False, "by_path": False,
+                    "min_size_gb": False}
+ROOT_DEVICE_PATTERNS = {
+    # What udev and sysfs show (ID_SERIAL_SHORT, ID_WWN, /sys/block/*/device/model, ID_PATH); nothing a shell
+    # or a seed would read differently.
+    "serial": (re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,63}$"), "a disk serial number (letters, digits, . _ : + -)"),
+    "wwn": (re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{3,127}$"), "a WWN as udev shows it (e.g. 0x5000c500a1b2c3d4)"),
+    "model": (re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+ -]{0,63}$"),
+              "a disk model as /sys/block/<disk>/device/model shows it"),
+    "by_path": (re.compile(r"^/dev/disk/by-path/[A-Za-z0-9][A-Za-z0-9:._+-]*$"), "a /dev/disk/by-path/... name"),
+}
+ROOT_DEVICE_SIZE_RANGE = (1, 1048576)  # GiB
+DEFAULT_ROOT_MIN_SIZE_GB = 32
 HOST_CLUSTER_KEYS = {"kubeconfig": False, "context": False, "wireguard_gateway": False}
 # The host that terminates private tenants' WireGuard tunnels in front of their control planes.
 WG_GATEWAY_KEYS = {"name": True, "ip": True}
@@ -87,6 +114,7 @@ NODE_KEYS = {
     "switch_ports": True,
     "tenant": False,
     "wireguard_ip": False,
+    "root_device": False,
 }
 # username and password come as a pair, or neither: then one account for every node comes from the
 # role (os_install_bmc_username/password, which an AWX/Tower BMC credential injects).

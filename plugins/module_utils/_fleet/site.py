@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .checker import Checker, ip_str, is_int
+from .disks import root_device
 from .schema import (
     DEFAULT_HTTP_PORT,
     DEFAULT_SSH_KNOWN_HOSTS,
@@ -17,6 +18,7 @@ from .schema import (
     HOSTNAME,
     KNOWN_HOSTS_PATH,
     MGMT_KEYS,
+    NAMESERVERS_MAX,
     OS_FAMILIES,
     OS_PROFILE_KEYS,
     PORT_RANGE,
@@ -112,6 +114,15 @@ def management(c: Checker, raw: Any) -> dict:
     out["http_port"] = (
         c.integer(mgmt["http_port"], path + ".http_port", PORT_RANGE) if "http_port" in mgmt else DEFAULT_HTTP_PORT
     )
+    if "nameservers" in mgmt:
+        servers = mgmt["nameservers"]
+        if not isinstance(servers, list) or not 1 <= len(servers) <= NAMESERVERS_MAX:
+            c.add(path + ".nameservers", "must be a list of 1 to %d IPv4 addresses" % NAMESERVERS_MAX)
+        else:
+            values = [c.ip(s, "%s.nameservers[%d]" % (path, i)) for i, s in enumerate(servers)]
+            out["nameservers"] = [ip_str(v) for v in values if v is not None]
+    elif "gateway" in out:
+        out["nameservers"] = [out["gateway"]]
     return out
 
 
@@ -136,6 +147,8 @@ def os_profiles(c: Checker, raw: Any) -> dict:
         for key in ("kernel", "initrd", "image"):
             if key in p:
                 entry[key] = c.string(p[key], "%s.%s" % (path, key))
+        if "root_device" in p:
+            entry["root_device"] = root_device(c, p["root_device"], path + ".root_device")
         out[str(name)] = entry
     return out
 

@@ -7,5 +7,12 @@ from __future__ import annotations
 
 
 def pxe_nodes(model: dict) -> list[dict]:
-    """One entry per node: name, MAC, management IP and OS profile name, in fleet order."""
-    return [{"name": n["name"], "mac": n["mac"], "ip": n["ip"], "os": n["os"]} for n in model["nodes"]]
+    """One entry per node: name, MAC, management IP and OS profile name, in fleet order; and the node's own
+    root device hints where it has them (else its profile's apply)."""
+    out = []
+    for n in model["nodes"]:
+        entry = {"name": n["name"], "mac": n["mac"], "ip": n["ip"], "os": n["os"]}
+        if n.get("root_device"):
+            entry["root_device"] = n["root_device"]
+        out.append(entry)
+    return out
