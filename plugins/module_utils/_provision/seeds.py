@@ -6,7 +6,14 @@
 - ubuntu: autoinstall as cloud-init NoCloud ``user-data`` + ``meta-data`` (YAML, written as JSON):
   disk layout, the admin user with its SSH keys, static network from the model, a phone-home with the host keys);
 - rocky / rhel: a kickstart ``ks.cfg`` (the same choices in kickstart commands);
-- debian: a preseed ``preseed.cfg`` for debian-installer.
+- debian: a preseed ``preseed.cfg`` for debian-installer, and ``root-disk.sh`` that it fetches.
+
+Every seed: the node's static address, gateway and the site's nameservers; the root disk chosen on the
+node from the root device hints (``rootdisk``) before partitioning, and only that disk partitioned
+(kickstart ``ignoredisk --only-use`` + ``clearpart --drives``, autoinstall ``match``, d-i
+``partman-auto/disk``); no swap (kubeadm's preflight check; FACTS.md: every installer makes swap unless
+told not to); a GPT layout with an EFI system partition and a BIOS boot partition, so UEFI and BIOS both
+boot.
 
 ``options``: ``admin_user``, ``ssh_keys`` (list), ``phone_home_url`` (``{name}`` is replaced
 by the node name; empty for none), ``timezone``.
@@ -18,6 +25,11 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
+from . import rootdisk
+
+ROOT_DISK_SCRIPT = "root-disk.sh"
+_DISK_PLACEHOLDER = "__GPUCLOUD_ROOT_DISK__"
+
 
 def _dump(data: Any) -> str:
     """YAML as its JSON subset: what cloud-init and the installer read, a hundred times faster to
@@ -27,6 +39,15 @@ def _dump(data: Any) -> str:
 
 def _prefixlen(site: dict[str, Any]) -> int:
     return int(site["management"]["subnet"].split("/")[1])
+
+
+def _nameservers(site: dict[str, Any]) -> list[str]:
+    mgmt = site["management"]
+    return list(mgmt.get("nameservers") or [mgmt["gateway"]])
+
+
+def _disk_script(node: dict[str, Any]) -> str:
+    return rootdisk.script(node["name"], node.get("root_device") or {})
 
 
 def _phone_home(options: dict[str, Any], node: dict[str, Any]) -> str:
@@ -69,11 +90,18 @@ def ubuntu(node: Node, site: Node, boot: Node, options: Node) -> dict[str, str]:
         "locale": "en_US.UTF-8",
         "keyboard": {"layout": "us"},
         "refresh-installer": {"update": False},
-        "storage": {"layout": {"name": "lvm"}},
+        # The root disk is chosen on the node before storage is probed; subiquity reads /autoinstall.yaml
+        # again after the early commands, so the chosen path replaces the placeholder of ``match``.
+        "early-commands": [
+            _disk_script(node),
+            'sed -i "s|%s|$(cat %s)|g" /autoinstall.yaml' % (_DISK_PLACEHOLDER, rootdisk.OUTPUT),
+        ],
+        "storage": {"layout": {"name": "lvm", "match": {"path": _DISK_PLACEHOLDER}}, "swap": {"size": 0}},
         "network": {"version": 2, "ethernets": {"pxe": {
             "match": {"macaddress": node["mac"]}, "set-name": "pxe0",
             "addresses": ["%s/%d" % (node["ip"], _prefixlen(site))],
             "routes": [{"to": "default", "via": mgmt["gateway"]}],
+            "nameservers": {"addresses": _nameservers(site), "search": [site["domain"]]},
         }}},
         "ssh": {"install-server": True, "allow-pw": False, "authorized-keys": keys},
         "user-data": user_data,
@@ -92,17 +120,19 @@ def kickstart(node: Node, site: Node, boot: Node, options: Node) -> dict[str, st
         "lang en_US.UTF-8",
         "keyboard us",
         "timezone %s --utc" % options.get("timezone", "UTC"),
-        "network --device=%s --bootproto=static --ip=%s --netmask=%s --gateway=%s --hostname=%s.%s --activate"
-        % (node["mac"], node["ip"], mgmt["netmask"], mgmt["gateway"], node["name"], site["domain"]),
+        "network --device=%s --bootproto=static --ip=%s --netmask=%s --gateway=%s --nameserver=%s "
+        "--hostname=%s.%s --activate"
+        % (node["mac"], node["ip"], mgmt["netmask"], mgmt["gateway"], ",".join(_nameservers(site)), node["name"],
+           site["domain"]),
         "rootpw --lock",
         "user --name=%s --groups=wheel --lock" % user,
     ]
     lines += ['sshkey --username=%s "%s"' % (user, key) for key in options.get("ssh_keys") or []]
     lines += [
         "zerombr",
-        "clearpart --all --initlabel",
-        "autopart --type=lvm",
-        "bootloader --location=mbr",
+        # ignoredisk/clearpart/bootloader name the disk %pre chose: no other disk is seen or touched.
+        "%include /tmp/gpucloud-disk.ks",
+        "autopart --type=lvm --noswap",
         "firstboot --disabled",
         "services --enabled=sshd",
         "reboot",
@@ -110,6 +140,14 @@ def kickstart(node: Node, site: Node, boot: Node, options: Node) -> dict[str, st
         "%packages",
         "@^minimal-environment",
         "curl",
+        "%end",
+        "",
+        "%pre --erroronfail --log=/tmp/gpucloud-root-disk.log",
+        *_disk_script(node).splitlines(),
+        "disk=$(cat %s)" % rootdisk.OUTPUT,
+        "disk=${disk#/dev/}",
+        "printf 'ignoredisk --only-use=%s\\nclearpart --all --initlabel --drives=%s\\nbootloader --boot-drive=%s\\n' "
+        '"$disk" "$disk" "$disk" > /tmp/gpucloud-disk.ks',
         "%end",
         "",
         "%post --erroronfail",
@@ -124,8 +162,22 @@ def kickstart(node: Node, site: Node, boot: Node, options: Node) -> dict[str, st
     return {"ks.cfg": "\n".join(lines)}
 
 
+# One GPT layout for UEFI and BIOS (d-i's partman-auto-recipe.txt format): a BIOS boot partition, an EFI
+# system partition, /boot, and the rest for LVM with / on it; no swap.
+PARTMAN_RECIPE = (
+    "gpucloud :: "
+    "1 1 1 free $bios_boot{ } method{ biosgrub } . "
+    "538 538 1075 free $iflabel{ gpt } $reusemethod{ } method{ efi } format{ } . "
+    "1024 1024 1024 ext4 $primary{ } $bootable{ } method{ format } format{ } use_filesystem{ } filesystem{ ext4 } "
+    "mountpoint{ /boot } . "
+    "20480 20480 -1 ext4 $lvmok{ } lv_name{ root } method{ format } format{ } use_filesystem{ } filesystem{ ext4 } "
+    "mountpoint{ / } ."
+)
+
+
 def preseed(node: Node, site: Node, boot: Node, options: Node) -> dict[str, str]:
     mirror = urlsplit(boot["image"])
+    mgmt = site["management"]
     user = options["admin_user"]
     keys = "\\n".join(options.get("ssh_keys") or [])
     late = [
@@ -137,10 +189,24 @@ def preseed(node: Node, site: Node, boot: Node, options: Node) -> dict[str, str]
     phone_home = _phone_home(options, node)
     if phone_home:
         late.append("in-target sh -c '%s || true'" % _phone_home_curl(node, site, phone_home))
+    # The seed's directory holds root-disk.sh (preseed_fetch resolves it against the preseed's URL); the chosen
+    # disk becomes partman's disk and GRUB's (BIOS) boot device.
+    disk = ("preseed_fetch %s /tmp/gpucloud-root-disk.sh && sh /tmp/gpucloud-root-disk.sh && "
+            'debconf-set partman-auto/disk "$(cat %s)" && debconf-set grub-installer/bootdev "$(cat %s)"'
+            % (ROOT_DISK_SCRIPT, rootdisk.OUTPUT, rootdisk.OUTPUT))
     answers = [
         ("d-i", "debian-installer/locale", "string", "en_US.UTF-8"),
         ("d-i", "keyboard-configuration/xkb-keymap", "select", "us"),
+        # A preseed fetched over the network comes after DHCP; netcfg runs again with the static answers below
+        # (debian-installer's guide, B.4.2: "kill-all-dhcp; netcfg").
+        ("d-i", "preseed/early_command", "string", "kill-all-dhcp; netcfg"),
         ("d-i", "netcfg/choose_interface", "select", "auto"),
+        ("d-i", "netcfg/disable_autoconfig", "boolean", "true"),
+        ("d-i", "netcfg/get_ipaddress", "string", node["ip"]),
+        ("d-i", "netcfg/get_netmask", "string", mgmt["netmask"]),
+        ("d-i", "netcfg/get_gateway", "string", mgmt["gateway"]),
+        ("d-i", "netcfg/get_nameservers", "string", " ".join(_nameservers(site))),
+        ("d-i", "netcfg/confirm_static", "boolean", "true"),
         ("d-i", "netcfg/get_hostname", "string", node["name"]),
         ("d-i", "netcfg/get_domain", "string", site["domain"]),
         ("d-i", "netcfg/hostname", "string", node["name"]),
@@ -155,8 +221,15 @@ def preseed(node: Node, site: Node, boot: Node, options: Node) -> dict[str, str]
         ("d-i", "passwd/user-password-crypted", "password", "!"),
         ("d-i", "clock-setup/utc", "boolean", "true"),
         ("d-i", "time/zone", "string", options.get("timezone", "UTC")),
+        ("d-i", "partman/early_command", "string", disk),
         ("d-i", "partman-auto/method", "string", "lvm"),
-        ("d-i", "partman-auto/choose_recipe", "select", "atomic"),
+        ("d-i", "partman-auto-lvm/guided_size", "string", "max"),
+        ("d-i", "partman-auto/expert_recipe", "string", PARTMAN_RECIPE),
+        ("d-i", "partman-auto/choose_recipe", "select", "gpucloud"),
+        ("d-i", "partman-basicfilesystems/no_swap", "boolean", "false"),
+        ("d-i", "partman-efi/non_efi_system", "boolean", "true"),
+        ("d-i", "partman-partitioning/choose_label", "string", "gpt"),
+        ("d-i", "partman-partitioning/default_label", "string", "gpt"),
         ("d-i", "partman-lvm/device_remove_lvm", "boolean", "true"),
         ("d-i", "partman-lvm/confirm", "boolean", "true"),
         ("d-i", "partman-lvm/confirm_nooverwrite", "boolean", "true"),
@@ -169,12 +242,13 @@ def preseed(node: Node, site: Node, boot: Node, options: Node) -> dict[str, str]
         ("popularity-contest", "popularity-contest/participate", "boolean", "false"),
         ("d-i", "grub-installer/only_debian", "boolean", "true"),
         ("d-i", "grub-installer/bootdev", "string", "default"),
+        ("d-i", "grub-installer/force-efi-extra-removable", "boolean", "true"),
         ("d-i", "preseed/late_command", "string", "; ".join(late)),
         ("d-i", "finish-install/reboot_in_progress", "note", ""),
     ]
     head = "# Managed by gpucloud.baremetal (role pxe_server): %s" % node["name"]
     body = ["%s %s %s %s" % a if a[3] else "%s %s %s" % a[:3] for a in answers]
-    return {"preseed.cfg": "\n".join([head, *body]) + "\n"}
+    return {"preseed.cfg": "\n".join([head, *body]) + "\n", ROOT_DISK_SCRIPT: _disk_script(node)}
 
 
 RENDERERS = {"ubuntu": ubuntu, "rocky": kickstart, "rhel": kickstart, "debian": preseed}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import ProblemsError
-from . import dnsmasq, ipxe, profiles, seeds
+from . import dnsmasq, ipxe, profiles, rootdisk, seeds
 
 DEFAULTS: dict[str, Any] = {
     "mode": "range",
@@ -78,11 +78,13 @@ def render(site: dict[str, Any], nodes: list[dict[str, Any]], options: dict[str,
         for copy in boot["copies"]:
             copies[copy["path"]] = copy
         files["hosts/%s.ipxe" % node["name"]] = ipxe.render(node, family, boot, site, base, opts["console"])
+        node = dict(node, root_device=rootdisk.hints(node, profile))
         for fname, text in seeds.render(node, family, site, boot, opts).items():
             path = "hosts/%s/%s" % (node["name"], fname)
             files[path] = text
-            seed_families[path] = (family, str(profile.get("version", "")))
-            seed_values[path] = node_values(node, site)
+            if fname in profiles.SEED_FILES[family]:  # what an installer's own validator reads
+                seed_families[path] = (family, str(profile.get("version", "")))
+                seed_values[path] = node_values(node, site)
     keys = ("mode", "interfaces", "tftp_root", "lease_time", "dns_servers", "log_dhcp", "extra")
     config = dnsmasq.render(site, kept, dict({k: opts[k] for k in keys}, http_base=base))
     return {"dnsmasq": config, "files": files, "copies": sorted(copies.values(), key=lambda c: c["path"]),

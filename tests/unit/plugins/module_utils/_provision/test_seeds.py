@@ -25,7 +25,8 @@ def test_every_family_renders_seeds_that_pass_the_real_validators(rendered) -> N
     files = rendered["files"]
     assert set(files) == {"hosts/gpu1.ipxe", "hosts/gpu1/ks.cfg", "hosts/gpu2.ipxe", "hosts/gpu2/user-data",
                           "hosts/gpu2/meta-data", "hosts/gpu3.ipxe", "hosts/gpu3/user-data", "hosts/gpu3/meta-data",
-                          "hosts/gpu4.ipxe", "hosts/gpu4/preseed.cfg"}
+                          "hosts/gpu4.ipxe", "hosts/gpu4/preseed.cfg", "hosts/gpu4/root-disk.sh"}
+    assert "hosts/gpu4/root-disk.sh" not in rendered["seeds"]  # a script, not a seed the preseed rules read
     assert validate.seeds(files, rendered["seeds"]) == []
     user_data = yaml.safe_load(files["hosts/gpu2/user-data"])["autoinstall"]
     assert user_data["network"]["ethernets"]["pxe"]["addresses"] == ["198.51.100.22/24"]
