@@ -31,7 +31,10 @@ options:
   nodes:
     description:
       - The nodes to serve (C(gpucloud_pxe_nodes) of the PXE server), each with C(name), C(mac),
-        C(ip) and C(os) (an OS profile of O(site)).
+        C(ip) and C(os) (an OS profile of O(site)), and optionally C(root_device), the node's root device
+        hints (else its OS profile's apply; without any, the smallest non-removable disk of at least 32 GiB).
+      - Each seed chooses the root disk on the node before partitioning and stops the install, listing the
+        disks found, when no disk or more than one matches.
     type: list
     elements: dict
     required: true
