@@ -30,6 +30,7 @@ def nodes(c: Checker, raw: Any, mgmt: dict, profiles: dict, switches: dict, tena
     macs = Unique(c, "MAC")
     ips = Unique(c, "IP")
     ports = Unique(c, "switch port")
+    bmcs: dict[tuple[str, str], str] = {}
     net, dhcp = mgmt.get("_net"), mgmt.get("_dhcp")
     for key in ("gateway", "pxe_server"):
         if mgmt.get("_" + key) is not None:
@@ -66,6 +67,14 @@ def nodes(c: Checker, raw: Any, mgmt: dict, profiles: dict, switches: dict, tena
                 ips.claim(value, path + ".ip", entry["ip"])
         if "bmc" in m:
             entry["bmc"] = bmc(c, m["bmc"], path + ".bmc")
+            key = bmc_identity(entry["bmc"])
+            if key is not None and key in bmcs:
+                c.add(path + ".bmc.address",
+                      "BMC %s%s is already %s's: a power cycle or boot override of one node would act on the "
+                      "other; give each node its own BMC, or each system of a multi-node chassis its system_id"
+                      % (key[0], " system %s" % key[1] if key[1] else "", bmcs[key]))
+            elif key is not None:
+                bmcs[key] = "%s (%s)" % (path, entry.get("name", "?"))
         if "os" in m:
             os_name = c.string(m["os"], path + ".os")
             if os_name is not None and profiles and os_name not in profiles:
@@ -157,6 +166,19 @@ def bmc(c: Checker, raw: Any, path: str) -> dict:
         else:
             out["validate_certs"] = bool(b["validate_certs"])
     return out
+
+
+def bmc_identity(b: dict) -> tuple[str, str] | None:
+    """The BMC (its URL with the scheme's port made explicit, host in lowercase) and the system that a node's
+    power and boot actions go to; two nodes with the same one would power-cycle each other."""
+    url = b.get("url")
+    if not url or "://" not in url:
+        return None
+    scheme, rest = url.split("://", 1)
+    hostport, _, path = rest.partition("/")
+    if not re.search(r":\d+$", hostport):
+        hostport += ":443" if scheme == "https" else ":80"
+    return ("%s://%s%s" % (scheme, hostport.lower(), "/" + path if path else ""), b.get("system_id") or "")
 
 
 def node_ports(c: Checker, m: dict, path: str, switches: dict, ports: Unique) -> list[dict]:
