@@ -67,6 +67,7 @@ def node_stack(name: str, node: dict, facts: dict[str, str], settings: dict[str,
     if kubernetes:  # tasks/kubernetes_packages.yml: pinned, apt name=version / dnf name-version
         kube_dnf = facts["ansible_os_family"] == "RedHat"
         version = "%s-%s" % (s["gpu_host_kubernetes_version"], s["gpu_host_kubernetes_package_revision"])
+        packages += list(s["gpu_host_kubernetes_host_packages"])  # what kubeadm's preflight checks, from the distro
         packages += [("%s-%s" if kube_dnf else "%s=%s") % (name, version) for name in s["gpu_host_kubernetes_packages"]]
     return {
         "node": name,

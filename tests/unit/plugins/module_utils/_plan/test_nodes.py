@@ -18,7 +18,9 @@ PROFILES = {"ubuntu": {"name": "ubuntu2404", "family": "ubuntu", "version": "24.
             "rocky": {"name": "rocky9", "family": "rocky", "version": "9.4"},
             "debian": {"name": "debian12", "family": "debian", "version": "12"}}
 # The Kubernetes node packages the role pins (defaults), as apt names them.
-KUBE = ["kubeadm=1.32.3-1.1", "kubelet=1.32.3-1.1", "kubectl=1.32.3-1.1", "cri-tools=1.32.3-1.1"]
+# What kubeadm's preflight checks (from the distribution), then the pinned Kubernetes packages.
+KUBE = ["conntrack", "iptables", "iproute2", "ebtables", "ethtool", "socat", "mount", "util-linux",
+        "kubeadm=1.32.3-1.1", "kubelet=1.32.3-1.1", "kubectl=1.32.3-1.1", "cri-tools=1.32.3-1.1"]
 
 
 def stack(family: str, count: int = 8, driver: str = "operator", nvswitch: bool = False, **overrides) -> dict:
@@ -31,7 +33,7 @@ def stack(family: str, count: int = 8, driver: str = "operator", nvswitch: bool 
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
     for _round in range(3):  # defaults that use other defaults
         variables = {k: env.from_string(v).render(variables) if isinstance(v, str) else v for k, v in variables.items()}
-    settings = {k: yaml.safe_load(v) if k == "gpu_host_gpu_count" or k == "gpu_host_nvswitch" else v
+    settings = {k: yaml.safe_load(v) if k in ("gpu_host_gpu_count", "gpu_host_nvswitch", "gpu_host_kubernetes_host_packages") else v
                 for k, v in variables.items() if k.startswith("gpu_host_")}
     vars_file = next(ROLE / "vars" / f for f in vars_files(facts) if (ROLE / "vars" / f).exists())
     family_vars = yaml.safe_load(env.from_string(vars_file.read_text()).render(variables))
@@ -66,6 +68,7 @@ def test_rocky_takes_the_redhat_names_and_an_overridden_version() -> None:
     assert "nvidia-driver-575.1.2" in out["packages"] and "containerd.io" in out["packages"]
     assert out["repositories"][0]["url"].endswith("/cuda/repos/rhel9/x86_64/")
     assert "kubeadm-1.32.3-150500.1.1" in out["packages"]
+    assert {"conntrack-tools", "iptables-nft", "iproute-tc", "socat"} <= set(out["packages"])  # RHEL's names
     assert out["repositories"][-1]["url"] == "https://pkgs.k8s.io/core:/stable:/v1.32/rpm/"
 
 
