@@ -67,11 +67,16 @@ data:
     nodes/gpu-r1-01.yaml:
       node: gpu-r1-01
       os: {profile: ubuntu2404, distribution: Ubuntu, version: "24.04"}
-      gpu: {model: H100-SXM5-80GB, count: 8, driver: operator, nvswitch: false}
+      gpu: {model: H100-SXM5-80GB, count: 8, driver: operator, nvswitch: true, nvlink5: false, kernel_modules: open}
       package_manager: apt
-      repositories: []
-      packages: [linux-headers-<running kernel>, containerd]
+      repositories:
+        - {name: kubernetes, url: "https://pkgs.k8s.io/core:/stable:/v1.32/deb/",
+           key_fingerprint: DE15B14486CD377B9E876E1A234654DA9A296436}
+      module_streams: []
+      packages: [linux-headers-<running kernel>, containerd, conntrack, iptables, iproute2, ebtables, ethtool, socat,
+                 mount, util-linux, kubeadm=1.32.3-1.1, kubelet=1.32.3-1.1, kubectl=1.32.3-1.1, cri-tools=1.32.3-1.1]
+      kernel_modules: []
       pip: [nvidia-ml-py==13.615.71]
-      services: []
+      services: [kubelet]
       skipped: ["host driver and container toolkit: the GPU Operator brings them (gpu.driver operator)"]
 """

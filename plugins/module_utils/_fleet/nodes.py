@@ -19,6 +19,10 @@ from .schema import (
     MAC,
     NODE_GPU_KEYS,
     NODE_KEYS,
+    NVL_SYSTEM_MODELS,
+    NVLINK5_MODELS,
+    NVSWITCH_MIN_SXM_GPUS,
+    NVSWITCH_SXM,
     PORT_KEYS,
     PORT_NAME,
 )
@@ -137,7 +141,19 @@ def node_gpu(c: Checker, raw: Any, path: str) -> dict:
             c.add(path + ".nvswitch", "is only allowed on a node with GPUs (gpu.count above 0)")
         else:
             out["nvswitch"] = bool(g["nvswitch"])
+    else:
+        out["nvswitch"] = nvswitch_of(out["model"], out["count"])
+    out["nvlink5"] = bool(out["nvswitch"] and out["model"] and NVLINK5_MODELS.match(out["model"]))
     return out
+
+
+def nvswitch_of(model: str | None, count: int | None) -> bool:
+    """Whether a node of ``count`` GPUs of ``model`` is an NVSwitch system (schema: NVSWITCH_*)."""
+    if not model or not count:
+        return False
+    if NVL_SYSTEM_MODELS.match(model):
+        return True
+    return bool(NVSWITCH_SXM.search(model) or NVLINK5_MODELS.match(model)) and count >= NVSWITCH_MIN_SXM_GPUS
 
 
 def bmc(c: Checker, raw: Any, path: str) -> dict:

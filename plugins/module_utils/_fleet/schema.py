@@ -120,6 +120,15 @@ NODE_KEYS = {
 # role (os_install_bmc_username/password, which an AWX/Tower BMC credential injects).
 BMC_KEYS = {"address": True, "username": False, "password": False, "system_id": False, "validate_certs": False}
 NODE_GPU_KEYS = {"model": True, "count": True, "driver": False, "nvswitch": False}
+# Which GPUs sit on an NVSwitch fabric, so that the fabric manager must run (NVIDIA Fabric Manager user guide:
+# HGX/DGX boards of 8 SXM GPUs - A100, H100, H200, B200 - and GB200/GB300 NVL systems, whose compute trays hold
+# 4 GPUs on NVLink switch trays); 4-GPU SXM boards link their GPUs directly and have no NVSwitch. NVLink 5
+# (Blackwell) fabrics also need NVIDIA's NVLink subnet manager (nvlsm) and the ib_umad module (FACTS.md). The
+# fleet's gpu.nvswitch, when given, overrides the derived value.
+NVSWITCH_SXM = re.compile(r"SXM", re.I)
+NVSWITCH_MIN_SXM_GPUS = 8
+NVL_SYSTEM_MODELS = re.compile(r"^GB[23]00\b", re.I)  # Grace-Blackwell NVL racks
+NVLINK5_MODELS = re.compile(r"^G?B[23]00\b", re.I)  # Blackwell: B200, B300, GB200, GB300
 # Where a node's NVIDIA driver comes from: `host` (packages installed by the role gpu_host, with
 # nvidia-persistenced, the container toolkit and a CDI spec) or `operator` (the GPU Operator's
 # driver and toolkit containers; the host gets no NVIDIA package). One cluster runs one mode.

@@ -58,9 +58,14 @@ def node_stack(name: str, node: dict, facts: dict[str, str], settings: dict[str,
     install = supported and count > 0
     host_stack = install and mode == "host"
     packages = list(family["gpu_host__header_packages"]) if install and boolean(s["gpu_host_kernel_headers"]) else []
+    nvlink5 = nvswitch and boolean(s.get("gpu_host_nvlink5", False))
+    dnf = family["gpu_host__pkg_family"] == "dnf"
+    stream = str(family.get("gpu_host__driver_module_stream") or "").strip() if host_stack and dnf else ""
     if host_stack:
+        packages += [s["gpu_host_epel_package"]] if dnf and boolean(s["gpu_host_epel"]) else []
         packages += family["gpu_host__driver_packages"] + family["gpu_host__toolkit_packages"]
         packages += family["gpu_host__fabricmanager_packages"] if nvswitch else []
+        packages += family["gpu_host__nvlsm_packages"] if nvlink5 else []
     if boolean(s["gpu_host_containerd"]):
         packages.append(family["gpu_host__containerd_package"])
     kubernetes = boolean(s.get("gpu_host_kubernetes_install", False))
@@ -73,12 +78,15 @@ def node_stack(name: str, node: dict, facts: dict[str, str], settings: dict[str,
         "node": name,
         "os": {"profile": node["os_profile"].get("name"), "distribution": facts["ansible_distribution"],
                "version": facts["ansible_distribution_version"]},
-        "gpu": {"model": node["gpu"].get("model"), "count": count, "driver": mode, "nvswitch": nvswitch},
+        "gpu": {"model": node["gpu"].get("model"), "count": count, "driver": mode, "nvswitch": nvswitch,
+                "nvlink5": nvlink5, "kernel_modules": s["gpu_host_driver_kernel_modules"]},
         "package_manager": family["gpu_host__pkg_family"],
         "repositories": (_repositories(s, family["gpu_host__pkg_family"]) if host_stack else [])
         + ([{"name": "kubernetes", "url": s["gpu_host_kubernetes_repo_url"],
              "key_fingerprint": s["gpu_host_kubernetes_key_fingerprint"]}] if kubernetes else []),
+        "module_streams": [stream] if stream else [],
         "packages": packages,
+        "kernel_modules": ["ib_umad"] if host_stack and nvlink5 else [],
         "pip": ["nvidia-ml-py==%s" % s["gpu_host_nvml_python_version"]]
         if install and boolean(s["gpu_host_nvml_python"]) else [],
         "services": ((["nvidia-persistenced"] + (["nvidia-fabricmanager"] if nvswitch else [])) if host_stack else [])

@@ -1,6 +1,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The nodes' GPU fields the GPU stage reads: driver mode (host or operator) and NVSwitch."""
 
+import pytest
+
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet, validate_fleet
 from tests.support.fleet_data import fleet
 
@@ -9,9 +11,40 @@ def _shared(data):
     return [n for n in data["nodes"] if not n.get("tenant") and n["gpu"]["count"]]
 
 
-def test_defaults_are_the_operators_driver_and_no_nvswitch():
-    model = load_fleet(fleet())
+def test_defaults_are_the_operators_driver_and_the_nvswitch_the_model_has():
+    data = fleet()
+    for n in data["nodes"]:
+        n["gpu"].update(model="H100-PCIe-80GB")
+    model = load_fleet(data)
     assert {(n["gpu"]["driver"], n["gpu"]["nvswitch"]) for n in model["nodes"]} == {("operator", False)}
+
+
+@pytest.mark.parametrize(("model", "count", "nvswitch", "nvlink5"), [
+    ("H100-SXM5-80GB", 8, True, False),   # HGX H100 8-GPU: NVSwitch, fabric manager
+    ("H200-SXM5-141GB", 8, True, False),
+    ("A100-SXM4-80GB", 8, True, False),
+    ("H100-SXM5-80GB", 4, False, False),  # HGX H100 4-GPU: GPUs linked directly, no NVSwitch
+    ("H100-PCIe-80GB", 8, False, False),
+    ("H100-NVL", 8, False, False),        # PCIe cards with NVLink bridges
+    ("L40S", 8, False, False),
+    ("B200-SXM6-180GB", 8, True, True),   # HGX B200: NVLink 5, fabric manager + nvlsm
+    ("B200", 8, True, True),
+    ("GB200", 4, True, True),             # GB200 NVL72 compute tray: 4 GPUs on NVLink switch trays
+    ("GB300-NVL72", 4, True, True),
+])
+def test_the_nvswitch_fabric_is_derived_from_the_gpu_model(model, count, nvswitch, nvlink5):
+    data = fleet()
+    shared = _shared(data)[0]
+    shared["gpu"] = {"model": model, "count": count}
+    node = next(n for n in load_fleet(data)["nodes"] if n["name"] == shared["name"])
+    assert (node["gpu"]["nvswitch"], node["gpu"]["nvlink5"]) == (nvswitch, nvlink5)
+
+
+def test_an_explicit_nvswitch_overrides_the_model():
+    data = fleet()
+    data["nodes"][0]["gpu"] = {"model": "H100-SXM5-80GB", "count": 8, "nvswitch": False}
+    node = load_fleet(data)["nodes"][0]
+    assert (node["gpu"]["nvswitch"], node["gpu"]["nvlink5"]) == (False, False)
 
 
 def test_host_driver_and_nvswitch_are_kept():

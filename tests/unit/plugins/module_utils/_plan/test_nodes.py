@@ -23,9 +23,10 @@ KUBE = ["conntrack", "iptables", "iproute2", "ebtables", "ethtool", "socat", "mo
         "kubeadm=1.32.3-1.1", "kubelet=1.32.3-1.1", "kubectl=1.32.3-1.1", "cri-tools=1.32.3-1.1"]
 
 
-def stack(family: str, count: int = 8, driver: str = "operator", nvswitch: bool = False, **overrides) -> dict:
+def stack(family: str, count: int = 8, driver: str = "operator", nvswitch: bool = False, nvlink5: bool = False,
+          model: str = "H100-SXM5-80GB", **overrides) -> dict:
     """The role's defaults and vars file, templated for the node as the action does (here with plain Jinja)."""
-    node = {"gpu": {"model": "H100-SXM5-80GB", "count": count, "driver": driver, "nvswitch": nvswitch},
+    node = {"gpu": {"model": model, "count": count, "driver": driver, "nvswitch": nvswitch, "nvlink5": nvlink5},
             "os_profile": PROFILES[family]}
     facts = node_facts(node["os_profile"])
     variables = dict(yaml.safe_load((ROLE / "defaults" / "main.yml").read_text()), gpucloud_node=node, **facts,
@@ -33,8 +34,8 @@ def stack(family: str, count: int = 8, driver: str = "operator", nvswitch: bool 
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
     for _round in range(3):  # defaults that use other defaults
         variables = {k: env.from_string(v).render(variables) if isinstance(v, str) else v for k, v in variables.items()}
-    settings = {k: yaml.safe_load(v) if k in ("gpu_host_gpu_count", "gpu_host_nvswitch", "gpu_host_kubernetes_host_packages") else v
-                for k, v in variables.items() if k.startswith("gpu_host_")}
+    native = ("gpu_host_gpu_count", "gpu_host_nvswitch", "gpu_host_nvlink5", "gpu_host_kubernetes_host_packages")
+    settings = {k: yaml.safe_load(v) if k in native else v for k, v in variables.items() if k.startswith("gpu_host_")}
     vars_file = next(ROLE / "vars" / f for f in vars_files(facts) if (ROLE / "vars" / f).exists())
     family_vars = yaml.safe_load(env.from_string(vars_file.read_text()).render(variables))
     return node_stack("n1", node, facts, settings, family_vars)
@@ -52,7 +53,7 @@ def test_operator_driver_leaves_only_headers_containerd_and_nvml() -> None:
 
 def test_host_driver_brings_the_pinned_driver_and_toolkit_and_nvswitch_the_fabric_manager() -> None:
     out = stack("ubuntu", driver="host", nvswitch=True)
-    assert "cuda-drivers-580=580.95.05-*" in out["packages"]
+    assert "nvidia-open-580=580.95.05-*" in out["packages"]
     assert "nvidia-container-toolkit=1.17.8-1" in out["packages"]
     assert "nvidia-fabricmanager-580=580.95.05-*" in out["packages"]
     assert out["services"] == ["nvidia-persistenced", "nvidia-fabricmanager", "kubelet"]
@@ -68,6 +69,9 @@ def test_rocky_takes_the_redhat_names_and_an_overridden_version() -> None:
     assert "nvidia-driver-575.1.2" in out["packages"] and "containerd.io" in out["packages"]
     assert out["repositories"][0]["url"].endswith("/cuda/repos/rhel9/x86_64/")
     assert "kubeadm-1.32.3-150500.1.1" in out["packages"]
+    # NVIDIA's driver guide for RHEL 8/9: EPEL (DKMS), the open module stream, the open kernel module package.
+    assert out["module_streams"] == ["nvidia-driver:580-open"] and "epel-release" in out["packages"]
+    assert "kmod-nvidia-open-dkms-575.1.2" in out["packages"]
     assert {"conntrack-tools", "iptables-nft", "iproute-tc", "socat"} <= set(out["packages"])  # RHEL's names
     assert out["repositories"][-1]["url"] == "https://pkgs.k8s.io/core:/stable:/v1.32/rpm/"
 
@@ -90,3 +94,23 @@ def test_switches_of_the_role_are_followed() -> None:
 def test_an_unknown_os_family_is_named() -> None:
     with pytest.raises(ProblemsError, match="family 'suse' is not one of"):
         node_facts({"name": "sles", "family": "suse", "version": "15"})
+
+
+def test_open_kernel_modules_by_default_proprietary_on_request() -> None:
+    out = stack("ubuntu", driver="host")
+    assert "nvidia-open-580=580.95.05-*" in out["packages"] and out["gpu"]["kernel_modules"] == "open"
+    assert out["module_streams"] == []  # apt has no module streams
+    old = stack("ubuntu", driver="host", gpu_host_driver_kernel_modules="proprietary")
+    assert "cuda-drivers-580=580.95.05-*" in old["packages"] and "nvidia-open-580=580.95.05-*" not in old["packages"]
+    rocky = stack("rocky", driver="host", gpu_host_driver_kernel_modules="proprietary")
+    assert rocky["module_streams"] == ["nvidia-driver:580-dkms"] and "kmod-nvidia-latest-dkms-580.95.05" in rocky["packages"]
+
+
+def test_nvlink5_systems_get_the_fabric_manager_nvlsm_and_ib_umad() -> None:
+    out = stack("ubuntu", driver="host", nvswitch=True, nvlink5=True, model="B200-SXM6-180GB")
+    assert "nvlsm" in out["packages"] and any(p.startswith("nvidia-fabricmanager-580=") for p in out["packages"])
+    assert out["kernel_modules"] == ["ib_umad"] and "nvidia-fabricmanager" in out["services"]
+    hopper = stack("ubuntu", driver="host", nvswitch=True)
+    assert "nvlsm" not in hopper["packages"] and hopper["kernel_modules"] == []
+    operator = stack("ubuntu", nvswitch=True, nvlink5=True, model="B200")  # the operator's driver container runs them
+    assert "nvlsm" not in operator["packages"] and operator["kernel_modules"] == []
