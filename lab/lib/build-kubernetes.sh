@@ -2,7 +2,7 @@
 # Copyright: (c) 2025, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 #
-# Build kube-apiserver, kube-controller-manager and kubeadm from Debian's
+# Build kube-apiserver, kube-controller-manager, kubeadm and kubectl from Debian's
 # `kubernetes` source package, once.  Usage: build-kubernetes.sh DEST_DIR
 # A private apt configuration (deb-src for the same mirror) keeps the
 # machine's own apt sources untouched.
@@ -12,7 +12,7 @@ dest=$1
 work=${GPUCLOUD_LAB_BUILD_DIR:-$dest/build}
 mirror=${GPUCLOUD_LAB_MIRROR:-http://deb.debian.org/debian}
 suite=${GPUCLOUD_LAB_SUITE:-bookworm}
-components=(kube-apiserver kube-controller-manager kubeadm)
+components=(kube-apiserver kube-controller-manager kubeadm kubectl)
 
 fetch_source() {
     mkdir -p "$work/apt/lists/partial" "$work/apt/archives/partial" "$work/src"

@@ -108,16 +108,18 @@ def test_gpu_hosts_blacklist_nouveau_and_run_containerd_as_kubelet_expects(conve
 
 
 def test_gpu_hosts_install_kubeadm_and_the_kubelet_from_the_sites_mirror_held(converged: Converged) -> None:
-    """The lab's hosts start without kubeadm or a kubelet (their base image has neither); gpu_host installed both
-    from the lab's signed mirror of pkgs.k8s.io, at the pinned version, held, and the kubelet unit is enabled."""
+    """The lab's hosts start without kubeadm, kubectl or a kubelet (their base image has none); gpu_host installed
+    them from the lab's signed mirror of pkgs.k8s.io, at the pinned version, held, and the kubelet unit is enabled."""
     mounts = Path("/proc/mounts").read_text()
     lower = re.search(r"^gcl-gpu1 \S+ overlay \S*lowerdir=([^,]+)", mounts, re.M)
     assert lower, "gpu1's overlay"
-    assert not [p for p in ("usr/bin/kubeadm", "usr/bin/kubelet") if (Path(lower.group(1)) / p).exists()]
+    assert not [p for p in ("usr/bin/kubeadm", "usr/bin/kubelet", "usr/bin/kubectl")
+                if (Path(lower.group(1)) / p).exists()]
     for node in GPU_NODES:
-        versions = on(node, "dpkg-query -W -f '${Package} ${Version} ${Status}\\n' kubeadm kubelet").stdout
-        assert versions.splitlines() == ["kubeadm 1.20.2-1.1 hold ok installed", "kubelet 1.20.2-1.1 hold ok installed"], \
-            (node, versions)
+        versions = on(node, "dpkg-query -W -f '${Package} ${Version} ${Status}\\n' kubeadm kubectl kubelet").stdout
+        assert versions.splitlines() == ["kubeadm 1.20.2-1.1 hold ok installed", "kubectl 1.20.2-1.1 hold ok installed",
+                                         "kubelet 1.20.2-1.1 hold ok installed"], (node, versions)
+        assert on(node, "kubectl version --client --short").stdout.strip() == "Client Version: v1.20.2", node
         policy = on(node, "apt-cache policy kubeadm").stdout
         assert "http://198.51.100.1:8881/core:/stable:/v1.20/deb" in policy, (node, policy)
         assert on(node, "systemctl is-enabled kubelet").stdout.strip() == "enabled", node

@@ -46,7 +46,7 @@ def test_gpu_host_check_mode_converge_idempotent_and_says_what_it_skipped(lab: L
     installed = on("gpu1", "dpkg-query -W kubeadm kubelet").stdout
     for extra, expected in (
             ({"gpu_host_kubernetes_version": "1.20"}, "gpu_host_kubernetes_version \"1.20\""),
-            ({"gpu_host_kubernetes_version": "1.20.9"}, "has no kubeadm, kubelet at version 1.20.9-1.1"),
+            ({"gpu_host_kubernetes_version": "1.20.9"}, "has no kubeadm, kubelet, kubectl at version 1.20.9-1.1"),
             ({"gpu_host_kubernetes_key_fingerprint": "DE15B14486CD377B9E876E1A234654DA9A296436"},
              "expected key DE15B14486CD377B9E876E1A234654DA9A296436, found "),
             ({"gpu_host_kubernetes_host_packages": ["socat", "iptables; reboot"]},

@@ -26,7 +26,7 @@ BUILDER = config.LAB_DIR / "lib" / "build-kubernetes.sh"
 SERVICE_CIDR = "10.96.0.0/12"
 
 
-BINARIES = ("kube-apiserver", "kube-controller-manager", "kubeadm")
+BINARIES = ("kube-apiserver", "kube-controller-manager", "kubeadm", "kubectl")
 
 
 def ensure_binaries() -> None:

@@ -12,12 +12,12 @@ The packages, built here (versions ``<KUBERNETES_VERSION>-1.1``, upstream's revi
 
 * ``kubeadm``: the real kubeadm the lab builds from Debian's ``kubernetes`` source (kube.py), with the
   kubelet drop-in ``10-kubeadm.conf`` where the upstream kubeadm package puts it;
+* ``kubectl``: the real kubectl of the same source and version;
 * ``kubelet``: the lab's SIMULATED kubelet (sim/kubelet_sim.py: the real TLS bootstrap and registration,
   no pods) with the upstream kubelet.service. Its package description says so; the roles cannot tell.
 
-Not in it: ``kubectl`` (the lab builds kubectl only at 1.32.3, for the controller, and a kubectl package
-of another version than the mirror's would be a lie) and ``cri-tools`` (not built from the kubernetes
-source; the lab hosts run no CRI that runs pods). The lab inventory lists the two it installs.
+Not in it: ``cri-tools`` (crictl is not in the kubernetes source, and Debian has no source of it; the lab
+fetches nothing else). The lab inventory lists the three it installs; kubeadm's join skips its crictl check.
 
 The lab's key fingerprint is written to ``FINGERPRINT`` for the lab inventory to pin (a site pins its
 mirror's key the same way). Nothing here is fetched from the network.
@@ -90,6 +90,10 @@ def _kubeadm() -> bytes:
     return (kube.BIN_DIR / "kubeadm").read_bytes()
 
 
+def _kubectl() -> bytes:
+    return (kube.BIN_DIR / "kubectl").read_bytes()
+
+
 def _kubelet() -> bytes:
     return b"#!/usr/bin/python3\n" + SIM_KUBELET.read_bytes()
 
@@ -98,9 +102,17 @@ PACKAGES = {
     "kubeadm": {
         "files": {"usr/bin/kubeadm": (_kubeadm, 0o755),
                   "usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf": (KUBEADM_DROPIN.encode, 0o644)},
-        "depends": "kubelet (>= 1.19.0)",
+        # Upstream's kubeadm 1.20 package also depends on kubernetes-cni and cri-tools (kubernetes/release,
+        # cmd/krel/templates/latest/metadata.yaml); the lab has neither package.
+        "depends": "kubelet (>= 1.19.0), kubectl (>= 1.19.0)",
         "description": ("Command-line utility for administering a Kubernetes cluster\n"
                         f" gpucloud-lab build of kubeadm {config.KUBERNETES_VERSION} from Debian's kubernetes source."),
+    },
+    "kubectl": {
+        "files": {"usr/bin/kubectl": (_kubectl, 0o755)},
+        "depends": "",
+        "description": ("Command-line utility for interacting with a Kubernetes cluster\n"
+                        f" gpucloud-lab build of kubectl {config.KUBERNETES_VERSION} from Debian's kubernetes source."),
     },
     "kubelet": {
         "files": {"usr/bin/kubelet": (_kubelet, 0o755),
@@ -145,14 +157,15 @@ def _build_deb(name: str, spec: dict, dest: Path) -> None:
         (root / "DEBIAN" / "control").write_text(
             f"Package: {name}\nVersion: {VERSION}\nArchitecture: amd64\n"
             "Maintainer: gpucloud-lab <pkg-mirror@gpucloud-lab.invalid>\n"
-            f"Installed-Size: {size // 1024 + 1}\nDepends: {spec['depends']}\nSection: admin\nPriority: optional\n"
+            f"Installed-Size: {size // 1024 + 1}\n" + (f"Depends: {spec['depends']}\n" if spec["depends"] else "")
+            + "Section: admin\nPriority: optional\n"
             f"Homepage: https://kubernetes.io\nDescription: {spec['description']}\n")
         run(["dpkg-deb", "--root-owner-group", "-Zgzip", "--build", str(root), str(dest)])
 
 
 def _content_key() -> str:
     digest = hashlib.sha256(Path(__file__).read_bytes() + SIM_KUBELET.read_bytes()
-                            + (kube.BIN_DIR / "kubeadm").read_bytes())
+                            + (kube.BIN_DIR / "kubeadm").read_bytes() + (kube.BIN_DIR / "kubectl").read_bytes())
     return digest.hexdigest()[:12]
 
 

@@ -22,7 +22,8 @@ def mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str]:
         pytest.skip(f"NEEDED TOOLS MISSING: {', '.join(missing)}")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "kubeadm").write_bytes(b"#!/bin/sh\necho 'kubeadm stand-in of this test'\n")
+    for tool in ("kubeadm", "kubectl"):
+        (bin_dir / tool).write_bytes(b"#!/bin/sh\necho '%s stand-in of this test'\n" % tool.encode())
     monkeypatch.setattr(kube, "BIN_DIR", bin_dir)
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
     monkeypatch.setattr(pkg_mirror, "KEY_HOME", tmp_path / "gnupg")
@@ -38,7 +39,14 @@ def _apt(tmp: Path, repo: Path, key: Path, *args: str) -> subprocess.CompletedPr
         (tmp / sub).mkdir(parents=True, exist_ok=True)
     parts.mkdir(exist_ok=True)
     (parts / "kubernetes.sources").write_text(f"Types: deb\nURIs: file://{repo}/\nSuites: /\nSigned-By: {key}\n")
+    # This machine's packages (python3, openssl: what the simulated kubelet needs) less any Kubernetes package it
+    # happens to have (a cloud SDK's kubectl): a node before the role runs.
+    status = tmp / "status"
+    stanzas = Path("/var/lib/dpkg/status").read_text().split("\n\n")
+    kube = ("Package: kubeadm\n", "Package: kubelet\n", "Package: kubectl\n")
+    status.write_text("\n\n".join(st for st in stanzas if not st.lstrip("\n").startswith(kube)))
     options = ["Dir::Etc::SourceList=/dev/null", f"Dir::Etc::SourceParts={parts}", f"Dir::State::Lists={tmp / 'lists'}",
+               f"Dir::State::status={status}",
                f"Dir::Cache={tmp}", f"Dir::Cache::Archives={tmp / 'archives'}", "APT::Sandbox::User=root",
                "Debug::NoLocking=1"]
     command = [args[0]] + [arg for option in options for arg in ("-o", option)] + list(args[1:])
@@ -53,12 +61,16 @@ def test_apt_verifies_the_mirror_and_finds_the_pinned_packages(mirror: tuple[Pat
     work = tmp_path / "apt"
     update = _apt(work, repo, repo / "Release.key", "apt-get", "update")
     assert update.returncode == 0 and "InRelease" in update.stdout, update.stdout + update.stderr
-    madison = _apt(work, repo, repo / "Release.key", "apt-cache", "madison", "kubeadm", "kubelet").stdout
-    assert [line.split("|")[1].strip() for line in madison.splitlines()] == [pkg_mirror.VERSION] * 2, madison
+    madison = _apt(work, repo, repo / "Release.key", "apt-cache", "madison", "kubeadm", "kubelet", "kubectl").stdout
+    assert [line.split("|")[1].strip() for line in madison.splitlines()] == [pkg_mirror.VERSION] * 3, madison
     install = _apt(work, repo, repo / "Release.key", "apt-get", "-s", "install",
-                   f"kubeadm={pkg_mirror.VERSION}", f"kubelet={pkg_mirror.VERSION}")
+                   f"kubeadm={pkg_mirror.VERSION}", f"kubelet={pkg_mirror.VERSION}", f"kubectl={pkg_mirror.VERSION}")
     assert install.returncode == 0, install.stdout + install.stderr
-    assert f"Inst kubeadm ({pkg_mirror.VERSION}" in install.stdout
+    for name in ("kubeadm", "kubelet", "kubectl"):
+        assert f"Inst {name} ({pkg_mirror.VERSION}" in install.stdout
+    # kubeadm needs kubectl, as upstream's package does: without it apt would not install kubeadm alone.
+    alone = _apt(work, repo, repo / "Release.key", "apt-cache", "depends", "kubeadm").stdout
+    assert "Depends: kubectl" in alone and "Depends: kubelet" in alone, alone
     # The kubelet is the lab's simulation, and its package says so (the roles cannot tell; people can).
     info = subprocess.run(["dpkg-deb", "-I", str(repo / "amd64" / f"kubelet_{pkg_mirror.VERSION}_amd64.deb")],
                           capture_output=True, text=True, check=True).stdout
