@@ -81,6 +81,9 @@ def test_the_boot_server_answers_and_installed_nodes_were_left_alone(converged: 
     conf = "/etc/dnsmasq.d/gpucloud-pxe.conf"
     on(PXE, f"dnsmasq --test --conf-file={conf}")
     http_port = config.fleet()["site"]["management"].get("http_port", 8080)
+    # nginx listens on the boot server's management address only, not on every address of the host.
+    listening = on(PXE, f"ss -Hltn 'sport = :{http_port}'").stdout.split()
+    assert f"{config.PXE_SERVER.ip}:{http_port}" in listening and f"0.0.0.0:{http_port}" not in listening, listening
     scripts = {}
     for name in [*GPU_NODES, config.BOOT_TARGET.name]:
         url = f"http://{config.PXE_SERVER.ip}:{http_port}/hosts/{name}.ipxe"

@@ -41,6 +41,8 @@ def render(site: dict[str, Any], nodes: list[dict[str, Any]], options: dict[str,
     "nodes": [names]}``. Raises ProblemsError listing every bad input, each with its path."""
     opts = dict(DEFAULTS, **{k: v for k, v in options.items() if v is not None})
     opts.setdefault("http_base", http_base(site))
+    if not opts["dns_servers"]:  # installers stop and ask for a DNS server when DHCP gives none
+        opts["dns_servers"] = list(site["management"].get("nameservers") or [])
     base = opts["http_base"]
     problems: list[str] = []
     if not opts["admin_user"] or not str(opts["admin_user"]).replace("-", "").replace("_", "").isalnum():

@@ -27,6 +27,9 @@ def lines(text: str, prefix: str) -> list[str]:
 def test_one_reservation_and_one_ipxe_script_url_per_node(site, nodes, options, tmp_path) -> None:
     conf = tree.render(site, nodes, dict(options, dns_servers=["198.51.100.254"]))["dnsmasq"]
     assert "dhcp-option=option:dns-server,198.51.100.254" in conf  # else installers stop and ask
+    # Without the option, the site's nameservers (the fleet's; its gateway when it names none).
+    default = tree.render(site, nodes, options)["dnsmasq"]
+    assert "dhcp-option=option:dns-server,%s" % site["management"]["gateway"] in default
     assert "dhcp-host=52:54:00:c6:33:63,set:fleet,set:n-gpu4,198.51.100.24,gpu4" in conf
     assert "dhcp-boot=tag:n-gpu4,tag:ipxe,http://198.51.100.10:8080/hosts/gpu4.ipxe" in conf
     assert len(lines(conf, "dhcp-host=")) == len(nodes) == 4
