@@ -191,7 +191,7 @@ def bmc_identity(b: dict) -> tuple[str, str] | None:
     if not url or "://" not in url:
         return None
     scheme, rest = url.split("://", 1)
-    hostport, _, path = rest.partition("/")
+    hostport, _slash, path = rest.partition("/")
     if not re.search(r":\d+$", hostport):
         hostport += ":443" if scheme == "https" else ":80"
     return ("%s://%s%s" % (scheme, hostport.lower(), "/" + path if path else ""), b.get("system_id") or "")
