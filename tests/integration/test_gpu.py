@@ -53,7 +53,9 @@ def test_gpu_host_check_mode_converge_idempotent_and_says_what_it_skipped(lab: L
              'gpu_host_kubernetes_host_packages ["socat", "iptables; reboot"] (a list of distribution package names)')):
         refused = lab.playbook("playbooks/gpu_hosts.yml", extra, limit="gpu1")
         assert refused.rc != 0, extra
-        message = " ".join(refused.failures())
+        # The whole message of each failed task (failures() keeps 500 characters; the input check names every field).
+        message = " ".join(str(res.get("msg", "")) for task in refused.failed_tasks("gpu1")
+                           for res in refused.results(task).values())
         assert expected in message, (extra, message)
         assert on("gpu1", "dpkg-query -W kubeadm kubelet").stdout == installed, extra
     moved = lab.playbook("playbooks/gpu_hosts.yml", {"gpu_host_registry_mirrors": {
