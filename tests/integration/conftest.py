@@ -7,8 +7,9 @@ Set GPUCLOUD_LAB_KEEP=1 to leave the lab up afterwards; a lab that was already u
 session started is left up (in CI it is taken down and started fresh instead).
 
 What the lab tests share, so that the slow things happen once:
-- ``converged``: ``site.yml`` run once on the fresh lab and once more (idempotence); tests that
-  only read a converged lab use it and run first, before tests that change the lab.
+- ``converged``: ``site.yml`` run once on the fresh lab, then the rollout once more as AWX runs its
+  workflow, stage template by stage template (the idempotence run, tests/integration/awx.py); tests
+  that only read a converged lab use it and run first, before tests that change the lab.
 - the boot chain: when the session holds the QEMU boot test (``@pytest.mark.boot_chain``), the
   boot target is powered on over Redfish as soon as the lab is up, and boots in the background
   while the converged-state tests run; the boot test collects it right after them.
@@ -28,7 +29,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.lab import Lab, PlaybookRun, leftovers
+from tests.integration.awx import STAGES, TEMPLATES, TIMES, Awx, awx_fleet, lab_inputs, stored_inventory
+from tests.integration.lab import VERBOSITY, Lab, PlaybookRun, RunRecord, config, leftovers
 
 REPO = Path(__file__).resolve().parents[2]
 LAB_CMD = REPO / "lab" / "gpucloud-lab"
@@ -125,20 +127,50 @@ def lab(request: pytest.FixtureRequest) -> Iterator[Lab]:
 
 @dataclass
 class Converged:
-    """site.yml on the lab: the run that converged it, and the second run (which must change nothing)."""
+    """The rollout on the fresh lab: site.yml run directly (an operator's first rollout), then the rollout again
+    as AWX runs its workflow, each stage template a job of its own (the idempotence run: nothing may change)."""
 
     first: PlaybookRun
-    second: PlaybookRun
+    rollout: dict[str, PlaybookRun]
+
+    def changed(self) -> dict[str, list[str]]:
+        """The tasks each stage job of the second rollout changed (none on a converged lab)."""
+        return {key: run.changed_tasks() for key, run in self.rollout.items() if run.changed_tasks()}
 
 
 @pytest.fixture(scope="session")
-def converged(lab: Lab) -> Converged:
-    """The whole rollout converged once per session: site.yml, then site.yml again."""
+def awx(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Awx:
+    """AWX's view of the lab (tests/integration/awx.py): stored inventory, credentials, a HOME kept between jobs."""
+    where = tmp_path_factory.mktemp("awx")
+    fleet = awx_fleet(where)
+    (where / "home").mkdir()
+    return Awx(stored_inventory(fleet, where), fleet, lab_inputs(), where / "home")
+
+
+@pytest.fixture(scope="session")
+def converged(lab: Lab, awx: Awx) -> Converged:
+    """The whole rollout converged once per session: site.yml, then each stage template as an AWX job."""
     first = lab.playbook("playbooks/site.yml")
     assert first.rc == 0, first.failures()
-    second = lab.playbook("playbooks/site.yml")
-    assert second.rc == 0, second.failures()
-    return Converged(first, second)
+    # The direct run exported the tenants' kubeconfigs into root's ~/.kube/gpucloud/<site>; an AWX site keeps them
+    # on a persistent volume between jobs (docs/awx.md), so the harness's HOME gets the same folder (else its
+    # first job writes them: a change).
+    exported = Path.home() / ".kube" / "gpucloud" / config.fleet()["site"]["name"]
+    if exported.is_dir() and not (awx.home / ".kube" / "gpucloud").exists():
+        shutil.copytree(exported, awx.home / ".kube" / "gpucloud" / exported.name)
+    return Converged(first, {key: _rollout_job(lab, awx, key) for key in STAGES})
+
+
+def _rollout_job(lab: Lab, awx: Awx, key: str) -> PlaybookRun:
+    """One stage job of the second rollout, at -vvv as every lab run: it must succeed (that it changed nothing is
+    the tests' to say), and its artifacts stay for the session's secret scan (test_secrets.py)."""
+    start = time.monotonic()
+    run, artifacts = awx.launch(key, verbosity=VERBOSITY)
+    TIMES[key] = round(time.monotonic() - start)
+    template = TEMPLATES[key]
+    lab.history.append(RunRecord(template["playbook"], {}, template["job_type"] == "check", artifacts))
+    assert run.status == "successful" and run.rc == 0, (key, run.failures())
+    return run
 
 
 @pytest.fixture

@@ -3,29 +3,24 @@
 for against the lab controller's simulation (validate.yml across layers: test_converged.py)."""
 from __future__ import annotations
 
+from tests.integration.conftest import Converged
 from tests.integration.lab import Lab, kubectl, on
-
-GPU_HOSTS = "gpu_nodes:!boot_targets"
 
 
 def _kubectl(*args: str) -> str:
     return kubectl(*args).stdout
 
 
-def test_gpu_host_check_mode_converge_idempotent_and_says_what_it_skipped(lab: Lab) -> None:
-    check = lab.playbook("playbooks/gpu_hosts.yml", limit=GPU_HOSTS, check=True)
-    assert check.rc == 0, check.failures()
-    first = lab.playbook("playbooks/gpu_hosts.yml", limit=GPU_HOSTS)
-    assert first.rc == 0, first.failures()
-    report = first.results("Say what applies here and what is skipped")
+def test_gpu_host_converges_says_what_it_skipped_and_refuses_bad_input(lab: Lab, converged: Converged) -> None:
+    # The session's rollout (conftest): site.yml's GPU stage converged the nodes, and its AWX stage job changed
+    # nothing (test_converged.py); site in check mode too (test_awx.py). What the stage said it skipped:
+    report = converged.first.results("Say what applies here and what is skipped")
     for host in ("gpu1", "gpu2", "gpu3"):
         lines = report[host]["msg"]
         assert any("SKIPPED kernel headers, NVIDIA driver" in line and "Debian is not a supported OS" in line
                    for line in lines), lines
         assert "applies: nouveau blacklist, containerd config" in lines
-    second = lab.playbook("playbooks/gpu_hosts.yml", limit=GPU_HOSTS)
-    assert second.rc == 0, second.failures()
-    assert not second.hosts_with("changed"), second.changed_tasks()
+    assert not converged.rollout["gpu_hosts"].hosts_with("changed"), converged.rollout["gpu_hosts"].changed_tasks()
 
     # Registry mirrors: bad input is refused before anything changes, naming the field and what is wrong; a
     # registry dropped from the dict loses the hosts.toml the role wrote (check mode: said, not done).
@@ -67,21 +62,17 @@ def test_gpu_host_check_mode_converge_idempotent_and_says_what_it_skipped(lab: L
                       "! test -e /etc/containerd/certs.d/nvcr.io", check=False).returncode == 0
 
 
-def test_gpu_operator_waits_for_policy_and_nodes_and_is_idempotent(lab: Lab) -> None:
-    joined = lab.playbook("playbooks/gpu_hosts.yml", limit=GPU_HOSTS)
-    assert joined.rc == 0, joined.failures()
-    check = lab.playbook("playbooks/platform.yml", check=True)
-    assert check.rc == 0, check.failures()
-    first = lab.playbook("playbooks/platform.yml")
-    assert first.rc == 0, first.failures()
-    status = first.results("Wait for the ClusterPolicy and every GPU node's GPUs")
+def test_gpu_operator_waits_for_policy_and_nodes_and_is_idempotent(converged: Converged) -> None:
+    # site.yml's platform stage waited for the operator (the session's rollout, conftest); its AWX stage job
+    # changed nothing.
+    status = converged.first.results("Wait for the ClusterPolicy and every GPU node's GPUs")
     assert status["localhost"]["policy"]["state"] == "ready"
     assert status["localhost"]["policy"]["reason"] == "Reconciled"
     assert {r["node"]: r["allocatable"] for r in status["localhost"]["nodes"]} == {"gpu2": 8, "gpu3": 8}
     # The real CRD's schema holds what the chart created; values from the fleet reached the spec.
     assert _kubectl("get", "clusterpolicy", "cluster-policy", "-o", "jsonpath={.spec.driver.enabled}") == "true"
     assert _kubectl("get", "node", "gpu2", "-o", "jsonpath={.metadata.labels.nvidia\\.com/gpu\\.present}") == "true"
-    again = lab.playbook("playbooks/platform.yml")
+    again = converged.rollout["platform"]
     assert again.rc == 0 and not again.hosts_with("changed"), again.changed_tasks()
 
 

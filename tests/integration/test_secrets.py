@@ -14,7 +14,7 @@ environment. The scan reads every byte of them for
 - anything shaped like a bootstrap token (``[a-z0-9]{6}.[a-z0-9]{16}``), live or long gone.
 
 Day-2 playbooks that no other test of the session ran are run here once first, so that a session of this
-file alone scans every playbook: the converged lab (site.yml twice) and node_add, node_decommission
+file alone scans every playbook: the converged lab (site.yml, then each stage as an AWX job) and node_add, node_decommission
 (--check), tenant_offboard then tenant_onboard, plan and validate.
 """
 from __future__ import annotations
