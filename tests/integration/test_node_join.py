@@ -59,6 +59,18 @@ def test_join_with_the_tls_bootstrap_identity_then_nothing_to_do(fresh_node: Lab
     assert bad.rc != 0 and any("node_join_node_ip" in f and "198.51.100.300" in f for f in bad.failures()), \
         bad.failures()
     assert not _tokens() and _on_node("test -e /etc/kubernetes/kubelet.conf || echo none").strip() == "none"
+    # A node without kubeadm yet (a fresh node, whose kubeadm gpu_host installs first in a real run): check mode
+    # says so and predicts no more for it; a real run stops at the prerequisite, naming it.
+    missing = {**VARS, "node_join_kubeadm": "/usr/local/sbin/no-kubeadm-here"}
+    predicted = fresh_node.playbook("node_join.yml", missing, check=True)
+    assert predicted.rc == 0, predicted.failures()
+    said = predicted.results("Prerequisites - in check mode, say that the join waits for kubeadm")[NODE]["msg"]
+    assert "'/usr/local/sbin/no-kubeadm-here' does not run" in said and "Check mode: nothing was installed" in said
+    assert "Read the Node" not in [e["event_data"].get("task") for e in predicted.events]
+    stopped = fresh_node.playbook("node_join.yml", missing)
+    assert stopped.rc != 0 and not stopped.hosts_with("changed"), stopped.changed_tasks()
+    assert any("node_join step prerequisites failed on gpu3: '/usr/local/sbin/no-kubeadm-here' does not run" in f
+               for f in stopped.failures()), stopped.failures()
     check = fresh_node.playbook("node_join.yml", VARS, check=True)
     assert check.rc == 0, check.failures()
     assert not _tokens(), "check mode created a bootstrap token"
