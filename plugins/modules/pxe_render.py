@@ -61,10 +61,17 @@ options:
     default: range
     choices: [range, static, proxy]
   interfaces:
-    description: Interfaces dnsmasq listens on; empty for all.
+    description: Interfaces dnsmasq serves DHCP and TFTP on, besides O(listen_address)'s; empty for none named.
     type: list
     elements: str
     default: []
+  listen_address:
+    description:
+      - The boot server's IPv4 address; dnsmasq serves DHCP and TFTP only on the interface that holds it
+        (C(listen-address) and C(bind-dynamic)), not on the host's other networks.
+      - Empty, with no O(interfaces) - every interface.
+    type: str
+    default: ""
   dns_servers:
     description:
       - DNS servers the DHCP answers name (option 6). Installers ask for one when DHCP gives none,
@@ -203,6 +210,7 @@ SPEC = {
     "http_base": {"type": "str"},
     "dhcp_mode": {"type": "str", "default": "range", "choices": ["range", "static", "proxy"]},
     "interfaces": {"type": "list", "elements": "str", "default": []},
+    "listen_address": {"type": "str", "default": ""},
     "dns_servers": {"type": "list", "elements": "str", "default": []},
     "dnsmasq_options": {"type": "list", "elements": "str", "default": []},
     "lease_time": {"type": "str", "default": "12h"},
@@ -220,7 +228,8 @@ def run(module: AnsibleModule) -> dict:
     p = module.params
     options = {
         "tftp_root": p["tftp_root"], "http_base": p["http_base"], "mode": p["dhcp_mode"],
-        "interfaces": p["interfaces"], "dns_servers": p["dns_servers"], "extra": p["dnsmasq_options"],
+        "interfaces": p["interfaces"], "listen_address": p["listen_address"], "dns_servers": p["dns_servers"],
+        "extra": p["dnsmasq_options"],
         "lease_time": p["lease_time"],
         "console": p["console"], "admin_user": p["admin_user"], "ssh_keys": p["ssh_authorized_keys"],
         "phone_home_url": p["phone_home_url"], "absent": p["absent_nodes"],

@@ -85,6 +85,10 @@ def test_the_boot_server_answers_and_installed_nodes_were_left_alone(converged: 
     # nginx listens on the boot server's management address only, not on every address of the host.
     listening = on(PXE, f"ss -Hltn 'sport = :{http_port}'").stdout.split()
     assert f"{config.PXE_SERVER.ip}:{http_port}" in listening and f"0.0.0.0:{http_port}" not in listening, listening
+    # dnsmasq's TFTP too (pxe_server_dhcp_listen: listen-address + bind-dynamic); its DHCP socket is always the
+    # wildcard one, and dnsmasq answers there only on the interface holding that address.
+    tftp = on(PXE, "ss -Hlun 'sport = :69'").stdout.split()
+    assert f"{config.PXE_SERVER.ip}:69" in tftp and "0.0.0.0:69" not in tftp and "*:69" not in tftp, tftp
     scripts = {}
     for name in [*GPU_NODES, config.BOOT_TARGET.name]:
         url = f"http://{config.PXE_SERVER.ip}:{http_port}/hosts/{name}.ipxe"

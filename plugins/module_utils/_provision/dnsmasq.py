@@ -12,6 +12,7 @@ dynamic range and nothing to boot.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Any
 
@@ -26,6 +27,13 @@ UEFI_FILE = "snponly.efi"
 _OPTION_LINE = re.compile(r"^[a-z][a-z0-9-]*(=[^\n\r]*)?$")
 
 
+def _is_ipv4(value: Any) -> bool:
+    try:
+        return str(ipaddress.IPv4Address(str(value))) == str(value)
+    except ValueError:
+        return False
+
+
 def host_tag(name: str) -> str:
     return "n-" + name
 
@@ -35,7 +43,7 @@ def script_url(http_base: str, name: str) -> str:
 
 
 def render(site: dict[str, Any], nodes: list[dict[str, Any]], options: dict[str, Any]) -> str:
-    """The whole configuration file. ``options``: mode, interfaces, tftp_root, http_base,
+    """The whole configuration file. ``options``: mode, interfaces, listen_address, tftp_root, http_base,
     lease_time, log_dhcp, dns_servers, extra (raw option lines appended last)."""
     mode = options.get("mode", "range")
     problems = []
@@ -44,6 +52,9 @@ def render(site: dict[str, Any], nodes: list[dict[str, Any]], options: dict[str,
     for i, line in enumerate(options.get("extra") or []):
         if not isinstance(line, str) or not _OPTION_LINE.match(line):
             problems.append("dnsmasq_options[%d]: %r is not one dnsmasq option (name[=value] on one line)" % (i, line))
+    listen = options.get("listen_address") or ""
+    if listen and not _is_ipv4(listen):
+        problems.append("listen_address: %r is not an IPv4 address (empty: every address)" % (listen,))
     for i, server in enumerate(options.get("dns_servers") or []):
         if not re.match(r"^[0-9.]+$|^[0-9a-fA-F:]+$", str(server)):
             problems.append("dns_servers[%d]: %r is not an IP address" % (i, server))
@@ -57,10 +68,15 @@ def render(site: dict[str, Any], nodes: list[dict[str, Any]], options: dict[str,
         "# Managed by gpucloud.baremetal (role pxe_server) from the fleet of site %s; do not edit." % site["name"],
         "port=0",  # no DNS: DHCP and TFTP only
     ]
+    # Only the boot server's address (and any interfaces named) answer DHCP and TFTP: dnsmasq serves DHCP on the
+    # interfaces its interface/listen-address lines allow. bind-dynamic: its sockets follow addresses that
+    # appear after it started (an interface still coming up at boot), which bind-interfaces would fail on.
     for iface in options.get("interfaces") or []:
         out.append("interface=%s" % iface)
-    if options.get("interfaces"):
-        out.append("bind-interfaces")
+    if listen:
+        out.append("listen-address=%s" % listen)
+    if options.get("interfaces") or listen:
+        out.append("bind-dynamic")
     if mode == "proxy":
         out.append("dhcp-range=%s,proxy,%s" % (network, mgmt["netmask"]))
     else:

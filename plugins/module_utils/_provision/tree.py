@@ -18,6 +18,7 @@ from . import dnsmasq, ipxe, profiles, rootdisk, seeds
 DEFAULTS: dict[str, Any] = {
     "mode": "range",
     "interfaces": [],
+    "listen_address": "",
     "dns_servers": [],
     "extra": [],
     "lease_time": "12h",
@@ -87,7 +88,7 @@ def render(site: dict[str, Any], nodes: list[dict[str, Any]], options: dict[str,
             if fname in profiles.SEED_FILES[family]:  # what an installer's own validator reads
                 seed_families[path] = (family, str(profile.get("version", "")))
                 seed_values[path] = node_values(node, site)
-    keys = ("mode", "interfaces", "tftp_root", "lease_time", "dns_servers", "log_dhcp", "extra")
+    keys = ("mode", "interfaces", "listen_address", "tftp_root", "lease_time", "dns_servers", "log_dhcp", "extra")
     config = dnsmasq.render(site, kept, dict({k: opts[k] for k in keys}, http_base=base))
     return {"dnsmasq": config, "files": files, "copies": sorted(copies.values(), key=lambda c: c["path"]),
             "seeds": seed_families, "seed_values": seed_values, "nodes": [n["name"] for n in kept]}

@@ -83,3 +83,21 @@ def test_bad_input_is_refused_naming_the_field(site, nodes, options) -> None:
     bad = [dict(nodes[0], os="windows11")]
     with pytest.raises(ProblemsError, match=r"nodes\[0\]\.os: unknown OS profile 'windows11'"):
         tree.render(site, bad, options)
+
+
+def test_dhcp_and_tftp_only_on_the_boot_servers_address(site, nodes, options, tmp_path) -> None:
+    """listen_address (the role gives the site's management.pxe_server): dnsmasq serves only the interface that
+    holds it; bind-dynamic so that an address appearing after dnsmasq started is served too."""
+    conf = tree.render(site, nodes, dict(options, listen_address="198.51.100.10"))["dnsmasq"]
+    assert lines(conf, "listen-address=") == ["listen-address=198.51.100.10"]
+    assert lines(conf, "bind-") == ["bind-dynamic"] and "interface=" not in conf
+    both = tree.render(site, nodes, dict(options, listen_address="198.51.100.10", interfaces=["eno2"]))["dnsmasq"]
+    assert lines(both, "interface=") == ["interface=eno2"] and lines(both, "bind-") == ["bind-dynamic"]
+    for text in (conf, both):
+        run = dnsmasq_test(text, tmp_path)
+        assert run.returncode == 0, run.stderr
+    every = tree.render(site, nodes, options)["dnsmasq"]  # "*" in the role: every interface
+    assert not lines(every, "listen-address=") and not lines(every, "bind-")
+    for bad in ("198.51.100.300", "eth0", "198.51.100.10\nport=53", "2001:db8::1"):
+        with pytest.raises(ProblemsError, match=r"listen_address: .* is not an IPv4 address"):
+            tree.render(site, nodes, dict(options, listen_address=bad))
