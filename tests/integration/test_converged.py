@@ -200,6 +200,13 @@ def test_gpu_operator_policy_is_ready_with_the_fleets_values(converged: Converge
     assert policy["status"]["state"] == "ready"
     assert spec["driver"]["enabled"] and spec["toolkit"]["enabled"] and spec["cdi"]["enabled"]
     assert spec["mig"]["strategy"] == "single" and not spec["dcgmExporter"]["serviceMonitor"]["enabled"]
+    # The collection's DCGM counter profile: the chart made the ConfigMap (key dcgm-metrics.csv) that the operator
+    # mounts as the exporter's collectors file, and the ClusterPolicy (the real CRD's schema) names it.
+    assert spec["dcgmExporter"]["config"] == {"name": "gpucloud-dcgm-metrics-v1"}
+    metrics = json.loads(kubectl("get", "configmap", "gpucloud-dcgm-metrics-v1", "-n", "gpu-operator", "-o",
+                                 "json").stdout)["data"]
+    profile = REPO / "roles" / "gpu_operator" / "files" / "dcgm-metrics-gpucloud-v1.csv"
+    assert metrics == {"dcgm-metrics.csv": profile.read_text()}
 
 
 def test_queue_tree_has_a_leaf_per_shared_tenant_with_its_quota(converged: Converged) -> None:

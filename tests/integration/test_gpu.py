@@ -3,8 +3,15 @@
 for against the lab controller's simulation (validate.yml across layers: test_converged.py)."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import yaml
+
 from tests.integration.conftest import Converged
 from tests.integration.lab import Lab, kubectl, on
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _kubectl(*args: str) -> str:
@@ -88,3 +95,36 @@ def test_gpu_operator_timeout_names_the_node_short_of_gpus(lab: Lab) -> None:
     assert "gpu3: allocatable nvidia.com/gpu is 8, the fleet says 16" in msg
     assert "gpu2" not in msg
     assert "gpu3  16     true         8            allocatable nvidia.com/gpu is 8" in result["localhost"]["table"]
+
+
+PROMETHEUS_RULE_CRD = REPO / "tests" / "upstream" / "prometheus-operator" / "v0.93.0" / \
+    "monitoring.coreos.com_prometheusrules.yaml"
+RULES = REPO / "roles" / "gpu_operator" / "files" / "prometheus-rules-gpucloud-v1.yml"
+
+
+def test_the_gpu_fault_alerts_go_where_the_prometheus_operator_is(lab: Lab) -> None:
+    """No PrometheusRule CRD in the lab's cluster: auto applies nothing and "true" fails naming the CRD. With the
+    Prometheus Operator's CRD (upstream's, v0.93.0; the API server holds the object against its schema): the
+    PrometheusRule carries the rules file's groups and the labels asked for, a second run changes nothing, and
+    "false" removes it."""
+    quick = {"gpu_operator_wait_timeout": 30}
+    asked = lab.playbook("playbooks/platform.yml", {**quick, "gpu_operator_alert_rules": "true"})
+    assert asked.rc != 0 and "has no PrometheusRule CRD (prometheusrules.monitoring.coreos.com" in \
+        " ".join(asked.failures()), asked.failures()
+    try:
+        kubectl("apply", "-f", str(PROMETHEUS_RULE_CRD))
+        kubectl("wait", "--for=condition=Established", "crd/prometheusrules.monitoring.coreos.com", "--timeout=60s")
+        labels = {"gpu_operator_alert_rules_labels": {"release": "kube-prometheus-stack"}}
+        applied = lab.playbook("playbooks/platform.yml", {**quick, **labels})
+        assert applied.rc == 0 and applied.changed_tasks() == ["Apply or remove the GPU fault alerts"], \
+            (applied.failures(), applied.changed_tasks())
+        rule = json.loads(_kubectl("get", "prometheusrule", "gpucloud-gpu-faults", "-n", "gpu-operator", "-o", "json"))
+        assert rule["spec"] == yaml.safe_load(RULES.read_text())
+        assert rule["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+        again = lab.playbook("playbooks/platform.yml", {**quick, **labels})
+        assert again.rc == 0 and not again.changed_tasks(), again.changed_tasks()
+        off = lab.playbook("playbooks/platform.yml", {**quick, "gpu_operator_alert_rules": "false"})
+        assert off.rc == 0 and off.changed_tasks() == ["Apply or remove the GPU fault alerts"], off.changed_tasks()
+        assert not _kubectl("get", "prometheusrules", "-n", "gpu-operator", "-o", "name")
+    finally:
+        kubectl("delete", "--ignore-not-found", "-f", str(PROMETHEUS_RULE_CRD), check=False)

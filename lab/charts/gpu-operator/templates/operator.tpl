@@ -50,6 +50,11 @@ spec:
     {{- if .Values.dcgmExporter.serviceMonitor }}
     serviceMonitor: {{ toYaml .Values.dcgmExporter.serviceMonitor | nindent 6 }}
     {{- end }}
+    {{- /* As upstream's clusterpolicy.yaml (v26.7.0): the metrics ConfigMap's name goes to the ClusterPolicy. */}}
+    {{- if and .Values.dcgmExporter.config .Values.dcgmExporter.config.name }}
+    config:
+      name: {{ .Values.dcgmExporter.config.name }}
+    {{- end }}
   gfd:
     enabled: {{ .Values.gfd.enabled }}
   nodeStatusExporter:
@@ -61,3 +66,18 @@ spec:
   cdi:
     enabled: {{ .Values.cdi.enabled }}
     default: {{ .Values.cdi.default }}
+{{- /* As upstream's dcgm_exporter_config.yaml (v26.7.0): with config.create and data, the chart makes the
+       ConfigMap the operator mounts into dcgm-exporter (key dcgm-metrics.csv, in the release's namespace). */}}
+{{- if and .Values.dcgmExporter.config .Values.dcgmExporter.config.create .Values.dcgmExporter.config.data }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Values.dcgmExporter.config.name }}
+  namespace: {{ .Release.Namespace }}
+  labels:
+    gpucloud.baremetal/lab-stand-in: "true"
+data:
+  dcgm-metrics.csv: |
+{{- .Values.dcgmExporter.config.data | nindent 4 }}
+{{- end }}
