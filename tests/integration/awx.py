@@ -30,8 +30,6 @@ LAB_CA = config.PKI_DIR / "ca.crt"
 # The lab's BMC emulators and NVUE simulation share one password (lab/gpucloud_lab/core/secrets.py).
 LAB_PASSWORD = secrets.LAB_PASSWORD
 THROWAWAY = "awxtmp"
-# The rollout workflow's stage templates, in its order (playbooks/vars/awx.yml).
-STAGES = ["provision", "fabric", "gpu_hosts", "platform", "tenants", "private_nodes"]
 
 
 class _AwxLoader(yaml.SafeLoader):
@@ -189,7 +187,10 @@ def assert_clean(run: PlaybookRun, artifacts: Path, what: str) -> None:
     shutil.rmtree(artifacts, ignore_errors=True)
 
 
-STAGES = ["provision", "fabric", "gpu_hosts", "platform", "tenants", "private_nodes"]
+# The rollout workflow's stage templates, in its order, as playbooks/vars/awx.yml has them (less the plan, the
+# check run, the approval and validate, which are not stages of site.yml).
+STAGES = [n["template"] for n in next(w for w in awx_data()["workflows"] if w["key"] == "rollout")["nodes"]
+          if n.get("template") not in (None, "plan", "site_check", "validate")]
 
 
 # How long each AWX-style job took (seconds), by template key; test_awx.py prints them.

@@ -4,6 +4,7 @@ for against the lab controller's simulation (validate.yml across layers: test_co
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import yaml
@@ -130,3 +131,59 @@ def test_the_gpu_fault_alerts_go_where_the_prometheus_operator_is(lab: Lab) -> N
         assert not _kubectl("get", "prometheusrules", "-n", "gpu-operator", "-o", "name")
     finally:
         kubectl("delete", "--ignore-not-found", "-f", str(PROMETHEUS_RULE_CRD), check=False)
+
+
+LAB_CMD = REPO / "lab" / "gpucloud-lab"
+
+
+def _fault(node: str, *faults: str) -> None:
+    """The lab's fault injection into a host's simulated GPUs and tools (gpucloud-lab fault)."""
+    subprocess.run([str(LAB_CMD), "fault", node, *faults], cwd=REPO, check=True, capture_output=True, text=True)
+
+
+def _report(node: str) -> dict:
+    return json.loads(on(node, "cat /var/lib/gpucloud/gate/latest.json").stdout)
+
+
+def _node(name: str) -> dict:
+    return json.loads(_kubectl("get", "node", name, "-o", "json"))
+
+
+def test_the_gpu_gate_keeps_a_report_and_cordons_a_node_that_fails_it(lab: Lab, converged: Converged) -> None:
+    """site.yml gated every GPU node (simulated tools, real parsers): each keeps a passing report, the shared
+    Nodes carry the gate label. A fatal Xid 79 and a slow NCCL all-reduce injected on gpu2 fail its regate: the
+    report says so, the label goes and the Node is cordoned by the gate; regate needs its confirm. Cleared, the
+    next regate passes and the gate uncordons the Node it cordoned, and nothing else changes on a second run."""
+    for node in ("gpu1", "gpu2"):
+        report = _report(node)
+        assert report["schema"] == "gpucloud.baremetal/gpu-gate/v1" and report["passed"], report
+        assert {c["name"] for c in report["checks"]} >= {"inventory", "kernel_log", "dcgm_diag", "h2d", "d2h", "d2d",
+                                                         "nccl_all_reduce"}, report
+    assert _node("gpu2")["metadata"]["labels"].get("gpucloud.baremetal/gpu-gate") == "passed"
+
+    unconfirmed = lab.playbook("playbooks/gpu_gate.yml", {"regate": "gpu2"})
+    assert unconfirmed.rc != 0 and any("confirm" in f for f in unconfirmed.failures()), unconfirmed.failures()
+    assert _report("gpu2")["passed"], "the gate ran without its confirm"
+
+    _fault("gpu2", "xid=79", "nccl_busbw=300")
+    try:
+        failed = lab.playbook("playbooks/gpu_gate.yml", {"regate": "gpu2", "confirm": "gpu2"})
+        assert failed.rc != 0, "a node with Xid 79 and a slow all-reduce passed the gate"
+        message = " ".join(failed.failures())
+        assert "FAILED on gpu2" in message and "XID 79" in message and "300.00 GB/s" in message, message
+        report = _report("gpu2")
+        assert not report["passed"] and set(report["failed_checks"]) == {"kernel_log", "nccl_all_reduce"}, report
+        node = _node("gpu2")
+        assert node["spec"].get("unschedulable") is True, node["spec"]
+        assert node["metadata"]["annotations"].get("gpucloud.baremetal/cordoned-by") == "gpu-gate"
+        assert "gpucloud.baremetal/gpu-gate" not in node["metadata"]["labels"], node["metadata"]["labels"]
+        assert _report("gpu1")["passed"], "gpu1 was gated again although regate named gpu2 only"
+    finally:
+        _fault("gpu2", "clear")
+    passed = lab.playbook("playbooks/gpu_gate.yml", {"regate": "gpu2", "confirm": "gpu2"})
+    assert passed.rc == 0, passed.failures()
+    node = _node("gpu2")
+    assert not node["spec"].get("unschedulable") and node["metadata"]["labels"]["gpucloud.baremetal/gpu-gate"] == \
+        "passed", node
+    again = lab.playbook("playbooks/gpu_gate.yml")
+    assert again.rc == 0 and not again.changed_tasks(), (again.failures(), again.changed_tasks())

@@ -6,12 +6,15 @@ gpu3 is a shared GPU node no other lab test joins; the test leaves it as it foun
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.integration.lab import KUBECONFIG, Lab, config, kubectl, on
 
+REPO = Path(__file__).resolve().parents[2]
 NODE = "gpu3"
 VARS = {"lab_kubeconfig": str(KUBECONFIG), "lab_join_hosts": NODE, "lab_node_ip": config.host(NODE).ip}
 # An address of the control-plane host where nothing listens: a wrong endpoint.
@@ -163,3 +166,32 @@ def test_a_node_of_another_cluster_is_refused_never_reset_unless_forced(fresh_no
     assert forced.rc == 0, forced.failures()
     assert "Ready" in _kubectl("get", "node", NODE, "-o", "jsonpath={.status.conditions[?(@.type=='Ready')].type}")
     assert _kubelet_conf_sum() != before, "forced, the node's kubelet.conf should be this cluster's now"
+
+
+def _fault(*faults: str) -> None:
+    """The lab's fault injection into gpu3's simulated GPUs and tools (gpucloud-lab fault)."""
+    subprocess.run([str(REPO / "lab" / "gpucloud-lab"), "fault", NODE, *faults], cwd=REPO, check=True,
+                   capture_output=True, text=True)
+
+
+def test_a_node_that_failed_the_gpu_gate_gets_no_join_token(fresh_node: Lab) -> None:
+    """A GPU gone from gpu3 (simulated) fails its gate; node_join then refuses it before any token is made, in
+    check mode too. Once the GPU is back and the gate passes, the node joins."""
+    _fault("missing=1")
+    try:
+        gated = fresh_node.playbook("playbooks/gpu_gate.yml", {"regate": NODE, "confirm": NODE}, limit=NODE)
+        assert gated.rc != 0, "a node short of a GPU passed the gate"
+        assert any("NVML sees 7 GPUs, expected 8" in f for f in gated.failures()), gated.failures()
+        for check in (True, False):
+            refused = fresh_node.playbook("node_join.yml", VARS, check=check)
+            message = " ".join(refused.failures())
+            assert refused.rc != 0 and "node_join step gpu-gate refused gpu3" in message, message
+            assert "inventory" in message and "regate=gpu3" in message, message
+        assert not _tokens(), "a bootstrap token was made for a node that failed the gate"
+        assert f"node/{NODE}" not in _kubectl("get", "nodes", "-o", "name")
+    finally:
+        _fault("clear")
+    passed = fresh_node.playbook("playbooks/gpu_gate.yml", {"regate": NODE, "confirm": NODE}, limit=NODE)
+    assert passed.rc == 0, passed.failures()
+    joined = fresh_node.playbook("node_join.yml", VARS)
+    assert joined.rc == 0, joined.failures()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import json
 import os
 import time
 from collections.abc import Iterator
@@ -94,6 +95,41 @@ def cmd_boot_target(args: argparse.Namespace) -> int:
     return 0
 
 
+FAULT_KEYS = {"xid": "an Xid in the kernel log (repeatable: xid=79 xid=48)", "missing": "GPUs gone from the host",
+              "nccl_busbw": "NCCL all-reduce bus bandwidth, GB/s", "h2d": "host->device copy GB/s of GPU 0",
+              "d2h": "device->host copy GB/s of GPU 0", "d2d": "GPU 0 -> others copy GB/s",
+              "dcgm_fail": "a DCGM diag test that fails on GPU 0 (software, pcie, memory, diagnostic...)"}
+
+
+def cmd_fault(args: argparse.Namespace) -> int:
+    """Inject GPU faults into a lab host's simulated GPUs and tools (SIMULATION: the lab has no GPU)."""
+    host = next((h for h in config.GPU_NODES if h.name == args.node), None)
+    if host is None:
+        print(f"gpucloud-lab fault: {args.node!r} is not a lab GPU host "
+              f"({', '.join(h.name for h in config.GPU_NODES)})")
+        return 2
+    path = hosts.root_dir(host) / "etc/gpucloud-lab/gpu-faults.json"
+    faults = {} if "clear" in args.faults or not path.exists() else json.loads(path.read_text())
+    for item in args.faults:
+        if item == "clear":
+            continue
+        key, _sep, value = item.partition("=")
+        if key not in FAULT_KEYS or not value:
+            print(f"gpucloud-lab fault: {item!r}: allowed: clear, " + ", ".join(
+                f"{k}=VALUE ({what})" for k, what in FAULT_KEYS.items()))
+            return 2
+        if key == "xid":
+            faults.setdefault("xid", []).append(int(value))
+        elif key == "dcgm_fail":
+            faults[key] = value
+        else:
+            faults[key] = int(value) if key == "missing" else float(value)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(faults, sort_keys=True) + "\n")
+    print(f"{host.name}: simulated GPU faults {faults or 'none'}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="gpucloud-lab", description=__doc__)
     sub = top.add_subparsers(dest="command", required=True)
@@ -104,6 +140,11 @@ def parser() -> argparse.ArgumentParser:
     boot = sub.add_parser("boot-target", help="power the QEMU network-boot target on or off")
     boot.add_argument("power", choices=("on", "off"))
     boot.set_defaults(func=cmd_boot_target)
+    fault = sub.add_parser("fault", help="inject GPU faults on a lab GPU host (simulated GPUs, tools), or clear them")
+    fault.add_argument("node")
+    fault.add_argument("faults", nargs="+", help="clear, xid=N, missing=N, nccl_busbw=GBPS, h2d=, d2h=, d2d=, "
+                       "dcgm_fail=TEST")
+    fault.set_defaults(func=cmd_fault)
     return top
 
 

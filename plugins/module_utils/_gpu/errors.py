@@ -21,3 +21,9 @@ class GpuLost(ProblemsError):
     """The GPU stopped answering (NVMLError_GpuIsLost) while it was being read."""
 
     HEAD = ""
+
+
+class GateError(ProblemsError):
+    """A gate tool could not be run or printed what it never prints: the gate cannot pass on it."""
+
+    HEAD = ""
