@@ -305,7 +305,7 @@ def _bandwidth(p: dict, floors: dict) -> list[dict]:
         parsed = gate.parse_nvbandwidth(out)
     except GateError as exc:
         return [gate.check(name, False, str(exc)) for name, _case in cases]
-    return [gate.bandwidth_check(name, parsed, case, float(floors[name])) for name, case in cases]
+    return [gate.bandwidth_check(name, parsed, case, float(floors[name]), p["gpu_count"]) for name, case in cases]
 
 
 def _nccl(p: dict, floors: dict) -> dict:
@@ -330,7 +330,7 @@ def _kernel_log(p: dict) -> tuple[dict, list[str]]:
     rc, out, err = _run(argv, 300)
     if rc != 0:
         return gate.check("kernel_log", False, "%s exited %d: %s" % (" ".join(argv), rc, err.strip()[-300:])), []
-    return gate.kernel_log_check(gate.parse_kernel_log(out))
+    return gate.kernel_log_check(gate.parse_kernel_log(out), out)
 
 
 def _write(report_dir: str, rep: dict) -> str:

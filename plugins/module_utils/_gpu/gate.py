@@ -50,7 +50,7 @@ NCCL_BYTES = re.compile(r"^[1-9][0-9]{0,5}[KMG]?$")
 FATAL_XIDS = frozenset([46, 48, 54, 62, 64, 74, 78, 79, 95, 109, 110, 119, 120, 136, 140, 143, 144, 145, 146, 147,
                         148, 149, 150, 151, 155, 156, 158, 159])
 
-XID_LINE = re.compile(r"NVRM: Xid \((?P<pci>PCI:[0-9A-Fa-f:.]+)\): (?P<code>\d+), ?(?P<text>.*)$")
+XID_LINE = re.compile(r"NVRM: Xid \((?P<pci>(?:PCI:)?[0-9A-Fa-f:.]+)\): (?P<code>\d+),? ?(?P<text>.*)$")
 SXID_LINE = re.compile(r"(?P<dev>nvidia-nvswitch\d+): SXid \((?P<pci>PCI:[0-9A-Fa-f:.]+)\): (?P<code>\d+), ?"
                        r"(?P<text>.*)$")
 
@@ -126,7 +126,10 @@ def parse_kernel_log(text: str) -> list[dict]:
     return events
 
 
-def kernel_log_check(events: list[dict]) -> tuple[dict, list[str]]:
+def kernel_log_check(events: list[dict], text: str | None = None) -> tuple[dict, list[str]]:
+    """``text``: the log itself; an empty one (a booted host never prints none) fails: nothing was read."""
+    if text is not None and not text.strip():
+        return check("kernel_log", False, "the kernel log command printed nothing: nothing was read"), []
     fatal = [e for e in events if e["fatal"]]
     warnings = ["%s %d on %s: %s" % (e["kind"].upper(), e["code"], e["pci"], e["text"][:120])
                 for e in events if not e["fatal"]]
@@ -157,12 +160,19 @@ def parse_dcgm(text: str) -> list[dict]:
     if data.get("runtime_error"):
         raise GateError("dcgmi diag: runtime error: %s" % str(data["runtime_error"])[:300])
     body = data.get("DCGM GPU Diagnostic") or data.get("DCGM Diagnostic")
+    if isinstance(body, dict) and body.get("runtime_error"):
+        raise GateError("dcgmi diag: runtime error: %s" % str(body["runtime_error"])[:300])
     if not isinstance(body, dict) or not isinstance(body.get("test_categories"), list):
         raise GateError("dcgmi diag: no 'DCGM GPU Diagnostic'.test_categories in the JSON output (keys: %s)"
                         % ", ".join(sorted(data)))
     results = []
     for category in body["test_categories"]:
+        if not isinstance(category, dict) or not isinstance(category.get("tests") or [], list):
+            raise GateError("dcgmi diag: a test category is not as DCGM writes it: %s" % str(category)[:200])
         for test in category.get("tests") or []:
+            if not isinstance(test, dict) or not isinstance(test.get("results") or [], list) or not all(
+                    isinstance(r, dict) for r in test.get("results") or []):
+                raise GateError("dcgmi diag: a test is not as DCGM writes it: %s" % str(test)[:200])
             for result in test.get("results") or []:
                 status = str(result.get("status", "")).strip()
                 entity = result.get("entity_id", result.get("gpu_id", result.get("gpu_ids")))
@@ -192,6 +202,9 @@ def _dcgm_text(result: dict) -> str:
 def dcgm_check(results: list[dict], level: int) -> dict:
     failed = [r for r in results if r["status"].lower() not in DCGM_PASS | DCGM_NEUTRAL]
     passed = sum(1 for r in results if r["status"].lower() in DCGM_PASS)
+    if not failed and not passed:
+        return check("dcgm_diag", False, "DCGM diag level %d: no test passed (%d skipped or warned)" % (
+            level, len(results)), measured={"failed": 0, "passed": 0})
     if failed:
         message = "DCGM diag level %d: %d of %d results failed: %s" % (level, len(failed), len(results), "; ".join(
             "%s%s %s%s" % (r["test"], "" if r["entity"] is None else " GPU %s" % r["entity"], r["status"],
@@ -241,7 +254,7 @@ def parse_nvbandwidth(text: str) -> dict[str, dict]:
     return cases
 
 
-def bandwidth_check(name: str, cases: dict, case: str, floor: float) -> dict:
+def bandwidth_check(name: str, cases: dict, case: str, floor: float, gpus: int | None = None) -> dict:
     """The slowest cell of ``case`` against ``floor``; a case waived, in error or without its SUM line fails.
 
     nvbandwidth exits 0 for waived and failed test cases, so only a complete result counts.
@@ -251,10 +264,14 @@ def bandwidth_check(name: str, cases: dict, case: str, floor: float) -> dict:
         why = ("not run" if got is None else "waived" if got["waived"] else "error: " + got["error"]
                if got.get("error") else "no matrix" if not got["cells"] else "no SUM line")
         return check(name, False, "nvbandwidth %s: %s" % (case, why), threshold=floor)
+    pairwise = case.startswith("device_to_device")
+    want = None if gpus is None else gpus * (gpus - 1) if pairwise else gpus
+    if want is not None and len(got["cells"]) != want:
+        return check(name, False, "nvbandwidth %s: %d results, expected %d for %d GPUs" % (
+            case, len(got["cells"]), want, gpus), threshold=floor)
     row, col, low = min(got["cells"], key=lambda cell: cell[2])
-    where = "GPU %d -> GPU %d" % (row, col) if case.startswith("device_to_device") else "%s %d" % (
-        "GPU" if case.startswith("device_to_host") else "CPU -> GPU", col if not case.startswith("device_to_host")
-        else row)
+    # host_to_device: CPU(row) -> GPU(column); device_to_host: CPU(row) <- GPU(column); the GPU is the column.
+    where = "GPU %d -> GPU %d" % (row, col) if pairwise else "GPU %d" % col
     return check(name, low >= floor, "%s: slowest %.2f GB/s (%s), at least %.2f" % (case, low, where, floor),
                  measured=low, threshold=floor)
 
@@ -295,6 +312,8 @@ def nccl_check(result: dict, floor: float, expected_gpus: int) -> dict:
     if result["gpus"] is not None and result["gpus"] != expected_gpus:
         problems.append("ran on %d GPUs, not %d" % (result["gpus"], expected_gpus))
     wrong = sum(r["wrong"] for r in result["rows"])
+    if result["out_of_bounds"] is None:
+        problems.append("no '# Out of bounds values' line (the run did not finish)")
     if wrong or result["out_of_bounds"]:
         problems.append("%d wrong results, %s out-of-bounds values" % (wrong, result["out_of_bounds"]))
     if last["busbw"] < floor:
