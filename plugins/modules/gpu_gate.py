@@ -129,10 +129,13 @@ seealso:
     description: Run levels and what each runs.
     link: https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html
   - name: nvbandwidth
+    description: NVIDIA's bandwidth test, whose printout the gate reads.
     link: https://github.com/NVIDIA/nvbandwidth
   - name: nccl-tests
+    description: NCCL's tests; the gate runs all_reduce_perf.
     link: https://github.com/NVIDIA/nccl-tests
   - name: Xid catalog
+    description: What each Xid means and the action it calls for.
     link: https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html
 """
 

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # Copyright: (c) 2026, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """LAB SIMULATION of NVIDIA's GPU test tools and of the GPU driver's kernel log, on a lab host without a GPU.

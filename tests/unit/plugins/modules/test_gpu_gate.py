@@ -30,9 +30,11 @@ class Lab:
         source = SIM.read_text(encoding="utf-8")
         for old, new in (('CONF = "/etc/gpucloud-lab/gpus.json"', "CONF = %r" % str(self.conf)),
                          ('FAULTS = "/etc/gpucloud-lab/gpu-faults.json"', "FAULTS = %r" % str(self.faults)),
-                         ("#!/usr/bin/python3", "#!" + sys.executable)):
+                         ):
             assert old in source
             source = source.replace(old, new)
+        # The lab runs the file through its wrappers; here it runs as a script under this Python.
+        source = "#!" + sys.executable + "\n" + source
         script = self.bin / "gpu_tools_sim.py"
         script.write_text(source, encoding="utf-8")
         script.chmod(0o755)

@@ -162,7 +162,7 @@ def test_nccl_8xh100_16g_against_the_h100_floor() -> None:
     result = gate.parse_nccl(text)
     assert result["gpus"] == 8 and result["out_of_bounds"] == 0
     assert result["rows"] == [{"size": 16 << 30, "busbw": 480.27, "wrong": 0}]
-    floors, _ = gate.thresholds_for("H100-SXM5-80GB", None)
+    floors, _pattern = gate.thresholds_for("H100-SXM5-80GB", None)
     check = gate.nccl_check(result, floors["nccl_busbw"], 8)
     assert check["passed"] is True and check["measured"] == 480.27 and check["threshold"] == 460.0
     assert gate.nccl_check(result, 481.0, 8)["passed"] is False
