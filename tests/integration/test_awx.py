@@ -146,7 +146,11 @@ def test_surveys_are_typed_and_workflows_approve_before_destructive_steps() -> N
         if "survey_from" in wf:
             assert wf["survey_from"] in TEMPLATES
     rollout = [n.get("template") for n in AWX["workflows"][0]["nodes"] if "template" in n]
-    assert rollout[-7:] == ["provision", "fabric", "gpu_hosts", "platform", "tenants", "private_nodes", "validate"]
+    # The rollout's stages are site.yml's, in its order, then validate.
+    site = yaml.safe_load((REPO / "playbooks" / "site.yml").read_text())
+    stages = [Path(play["ansible.builtin.import_playbook"]).stem for play in site]
+    assert stages[:4] == ["provision", "fabric", "gpu_hosts", "platform"] and "gpu_gate" in stages, stages
+    assert rollout[-len(stages) - 1:] == [*stages, "validate"], rollout
 
 
 # --- the execution environment's build context --------------------------------------------------------------
