@@ -3,7 +3,7 @@
 """LAB SIMULATION of NVIDIA's GPU test tools and of the GPU driver's kernel log, on a lab host without a GPU.
 
 Installed by the lab controller (nvml_sim.py) on each lab GPU host as /usr/local/lib/gpucloud-lab/gpu_tools_sim.py,
-called through /usr/local/bin/{dcgmi,nvbandwidth,all_reduce_perf,dmesg} (the name it is called by picks the tool).
+called through /usr/local/bin/{dcgmi,nvbandwidth,all_reduce_perf,dmesg} (each runs it with the tool's name first).
 Standard library only (it runs on the host's python3). It answers in the real tools' output formats
 (tests/unit/plugins/module_utils/data/gate/ holds the samples they are taken from, with their sources):
   dcgmi diag -r N -j   DCGM 4's JSON ("DCGM Diagnostic", test_categories, per-entity results, test_summary)
@@ -198,4 +198,10 @@ def dmesg(argv: list[str]) -> int:
 TOOLS = {"dcgmi": dcgmi, "nvbandwidth": nvbandwidth, "all_reduce_perf": all_reduce_perf, "dmesg": dmesg}
 
 if __name__ == "__main__":
-    sys.exit(TOOLS[os.path.basename(sys.argv[0])](sys.argv[1:]))
+    # Called through a link named after the tool, or (the lab's wrappers) with the tool's name first.
+    TOOL, ARGS = os.path.basename(sys.argv[0]), sys.argv[1:]
+    if TOOL not in TOOLS:
+        if not ARGS or ARGS[0] not in TOOLS:
+            sys.exit("gpucloud-lab GPU tool simulation: call it as one of %s" % ", ".join(TOOLS))
+        TOOL, ARGS = ARGS[0], ARGS[1:]
+    sys.exit(TOOLS[TOOL](ARGS))

@@ -70,8 +70,7 @@ sys.modules[__name__] = FakeNvml([h100(i) for i in range(max(0, {count} - _missi
                      root / self.TOOLS_LIB: self.TOOLS_SRC.read_text()}
             for name in self.TOOL_NAMES:
                 files[root / "usr/local/bin" / name] = "#!/bin/sh\n# gpucloud-lab SIMULATION of %s (no GPU here)\n" \
-                    "exec python3 -c 'import runpy, sys; sys.argv[0] = \"%s\"; " \
-                    "runpy.run_path(\"/%s\", run_name=\"__main__\")' \"$@\"\n" % (name, name, self.TOOLS_LIB)
+                    "exec python3 /%s %s \"$@\"\n" % (name, self.TOOLS_LIB, name)
             for path, text in files.items():
                 if not count:
                     path.unlink(missing_ok=True)
