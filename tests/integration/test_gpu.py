@@ -159,7 +159,14 @@ def test_the_gpu_gate_keeps_a_report_and_cordons_a_node_that_fails_it(lab: Lab, 
         assert report["schema"] == "gpucloud.baremetal/gpu-gate/v1" and report["passed"], report
         assert {c["name"] for c in report["checks"]} >= {"inventory", "kernel_log", "dcgm_diag", "h2d", "d2h", "d2d",
                                                          "nccl_all_reduce"}, report
-    assert _node("gpu2")["metadata"]["labels"].get("gpucloud.baremetal/gpu-gate") == "passed"
+    node = _node("gpu2")
+    assert node["metadata"]["labels"].get("gpucloud.baremetal/gpu-gate") == "passed", node["metadata"]["labels"]
+    # gpu2 joined before the gate could run (the operator's driver comes after the join), with the gate's taint:
+    # the gate removed it; the operator's daemonsets tolerate it meanwhile.
+    assert not [t for t in node["spec"].get("taints", []) if t["key"].startswith("gpucloud.baremetal/")], node["spec"]
+    policy = json.loads(_kubectl("get", "clusterpolicies.nvidia.com", "-o", "json"))["items"][0]
+    assert {"key": "gpucloud.baremetal/gpu-gate", "operator": "Exists", "effect": "NoSchedule"} in \
+        policy["spec"]["daemonsets"]["tolerations"], policy["spec"]["daemonsets"]
 
     unconfirmed = lab.playbook("playbooks/gpu_gate.yml", {"regate": "gpu2"})
     assert unconfirmed.rc != 0 and any("confirm" in f for f in unconfirmed.failures()), unconfirmed.failures()
@@ -177,6 +184,8 @@ def test_the_gpu_gate_keeps_a_report_and_cordons_a_node_that_fails_it(lab: Lab, 
         assert node["spec"].get("unschedulable") is True, node["spec"]
         assert node["metadata"]["annotations"].get("gpucloud.baremetal/cordoned-by") == "gpu-gate"
         assert "gpucloud.baremetal/gpu-gate" not in node["metadata"]["labels"], node["metadata"]["labels"]
+        assert {"key": "gpucloud.baremetal/gpu-gate", "value": "failed", "effect": "NoSchedule"} in \
+            node["spec"]["taints"], node["spec"]
         assert _report("gpu1")["passed"], "gpu1 was gated again although regate named gpu2 only"
     finally:
         _fault("gpu2", "clear")
@@ -185,5 +194,6 @@ def test_the_gpu_gate_keeps_a_report_and_cordons_a_node_that_fails_it(lab: Lab, 
     node = _node("gpu2")
     assert not node["spec"].get("unschedulable") and node["metadata"]["labels"]["gpucloud.baremetal/gpu-gate"] == \
         "passed", node
+    assert not [t for t in node["spec"].get("taints", []) if t["key"] == "gpucloud.baremetal/gpu-gate"], node["spec"]
     again = lab.playbook("playbooks/gpu_gate.yml")
     assert again.rc == 0 and not again.changed_tasks(), (again.failures(), again.changed_tasks())

@@ -176,7 +176,8 @@ def _fault(*faults: str) -> None:
 
 def test_a_node_that_failed_the_gpu_gate_gets_no_join_token(fresh_node: Lab) -> None:
     """A GPU gone from gpu3 (simulated) fails its gate; node_join then refuses it before any token is made, in
-    check mode too. Once the GPU is back and the gate passes, the node joins."""
+    check mode too. Once the GPU is back, a node without a report (with the GPU Operator's driver the gate runs
+    after the join) joins with the gate's taint, and the gate, passing, removes it and labels the Node."""
     _fault("missing=1")
     try:
         gated = fresh_node.playbook("playbooks/gpu_gate.yml", {"regate": NODE, "confirm": NODE}, limit=NODE)
@@ -191,7 +192,13 @@ def test_a_node_that_failed_the_gpu_gate_gets_no_join_token(fresh_node: Lab) -> 
         assert f"node/{NODE}" not in _kubectl("get", "nodes", "-o", "name")
     finally:
         _fault("clear")
-    passed = fresh_node.playbook("playbooks/gpu_gate.yml", {"regate": NODE, "confirm": NODE}, limit=NODE)
-    assert passed.rc == 0, passed.failures()
+    _on_node("rm -r /var/lib/gpucloud/gate")
     joined = fresh_node.playbook("node_join.yml", VARS)
     assert joined.rc == 0, joined.failures()
+    taints = json.loads(_kubectl("get", "node", NODE, "-o", "jsonpath={.spec.taints}") or "[]")
+    assert {"key": "gpucloud.baremetal/gpu-gate", "value": "pending", "effect": "NoSchedule"} in taints, taints
+    passed = fresh_node.playbook("playbooks/gpu_gate.yml", limit=NODE)
+    assert passed.rc == 0, passed.failures()
+    node = json.loads(_kubectl("get", "node", NODE, "-o", "json"))
+    assert not [t for t in node["spec"].get("taints", []) if t["key"] == "gpucloud.baremetal/gpu-gate"], node["spec"]
+    assert node["metadata"]["labels"].get("gpucloud.baremetal/gpu-gate") == "passed", node["metadata"]["labels"]

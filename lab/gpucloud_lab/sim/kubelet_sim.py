@@ -10,8 +10,10 @@ kubelet does it (kubernetes 1.20 pkg/kubelet/certificate/bootstrap/bootstrap.go,
 pkg/kubelet/kubelet_node_status.go, pkg/kubelet/nodelease):
 
 * flags as kubeadm's systemd drop-in passes them (`--bootstrap-kubeconfig`,
-  `--kubeconfig`, `--config`, `--hostname-override`, `--node-labels`; others
-  are accepted and ignored); without its `--config` file it exits 1, as the
+  `--kubeconfig`, `--config`, `--hostname-override`, `--node-labels`,
+  `--register-with-taints` as kubeadm writes a JoinConfiguration's nodeRegistration.taints
+  (`key=value:Effect,...`, kubeadm app/phases/kubelet/flags.go); others are accepted and ignored);
+  without its `--config` file it exits 1, as the
   kubelet does, and systemd restarts it;
 * TLS bootstrap: when `--kubeconfig` is missing, it authenticates with the
   bootstrap kubeconfig's token, generates a key on the node, creates a
@@ -228,13 +230,14 @@ def node_status(node: str, ip: str, transition: str) -> JSON:
     }
 
 
-def register(client: Client, node: str, labels: dict[str, str]) -> None:
+def register(client: Client, node: str, labels: dict[str, str], taints: list[JSON] | None = None) -> None:
+    """As kubelet_node_status.go's initialNode: labels, and the --register-with-taints taints in spec.taints."""
     body = {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": node, "labels": {"kubernetes.io/hostname": node, "kubernetes.io/os": "linux",
                                                   "kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
                                                   "beta.kubernetes.io/arch": "amd64", **labels},
                          "annotations": {"volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
-            "spec": {}}
+            "spec": {"taints": taints} if taints else {}}
     code, answer = client.request("POST", "/api/v1/nodes", body)
     if code == 201:
         log(f"successfully registered node {node}")
@@ -276,6 +279,19 @@ def node_labels(flags: dict[str, str]) -> dict[str, str]:
     return dict(pairs)
 
 
+def register_taints(flags: dict[str, str]) -> list[JSON]:
+    """``--register-with-taints key=value:Effect,key:Effect`` (the kubelet's taint syntax); a malformed one is
+    an error at start, as the kubelet's flag parsing makes it."""
+    taints = []
+    for item in filter(None, flags.get("register-with-taints", "").split(",")):
+        spec, _sep, effect = item.rpartition(":")
+        key, _eq, value = spec.partition("=")
+        if not key or effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+            raise SystemExit(f"invalid argument {item!r} for \"--register-with-taints\" flag")
+        taints.append({"key": key, "effect": effect, **({"value": value} if value else {})})
+    return taints
+
+
 def main(argv: list[str]) -> int:
     flags = parse_flags(argv)
     if "version" in flags:
@@ -294,7 +310,7 @@ def main(argv: list[str]) -> int:
     fields = kubeconfig_fields(kubeconfig)
     client = Client(fields["server"], base64.b64decode(fields["certificate-authority-data"]),
                     cert_file=Path(fields.get("client-certificate", CURRENT)))
-    register(client, node, node_labels(flags))
+    register(client, node, node_labels(flags), register_taints(flags))
     transition, last_status = now(), 0.0
     while True:
         if time.monotonic() - last_status >= 40:

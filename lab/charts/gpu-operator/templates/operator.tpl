@@ -30,7 +30,8 @@ metadata:
 spec:
   operator:
     defaultRuntime: {{ .Values.operator.defaultRuntime }}
-  daemonsets: {}
+  daemonsets:
+    tolerations: {{ toYaml .Values.daemonsets.tolerations | nindent 6 }}
   driver:
     enabled: {{ .Values.driver.enabled }}
   toolkit:
