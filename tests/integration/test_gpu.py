@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import yaml
@@ -201,3 +202,64 @@ def test_the_gpu_gate_keeps_a_report_and_cordons_a_node_that_fails_it(lab: Lab, 
     assert not [t for t in node["spec"].get("taints", []) if t["key"] == "gpucloud.baremetal/gpu-gate"], node["spec"]
     again = lab.playbook("playbooks/gpu_gate.yml")
     assert again.rc == 0 and not again.changed_tasks(), (again.failures(), again.changed_tasks())
+
+
+def _annotations(name: str) -> dict:
+    return _node(name)["metadata"].get("annotations") or {}
+
+
+def test_a_gpu_fault_quarantines_its_node_within_the_breaker_and_the_gate_brings_it_back(
+        lab: Lab, converged: Converged) -> None:
+    """gpu_quarantine.yml (what the GPU health rulebook runs on a fatal alert) on gpu2: check mode changes nothing;
+    the Node is cordoned, its pod drained, the reason recorded and its gate label gone; a second run changes
+    nothing. The breaker (2 shared GPU nodes: max(1, 10 %) = 1 per 10 minutes) refuses gpu3 next, touching nothing;
+    a node someone else cordoned is never touched. A gate run after the repair passes and gives gpu2 back."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu-work", "namespace": "default"},
+           "spec": {"nodeName": "gpu2", "containers": [{"name": "work", "image": "registry.k8s.io/pause:3.2"}]}}
+    kubectl("apply", "-f", "-", input=json.dumps(pod))
+    reason = "GpuFellOffTheBus: GPU 0 (GPU-00000000-1111-4222-8333-444455556666) fell off the bus (Xid 79)"
+    try:
+        check = lab.playbook("playbooks/gpu_quarantine.yml", {"node": "gpu2", "reason": reason}, check=True)
+        assert check.rc == 0 and check.changed_tasks(), check.failures()
+        assert not _node("gpu2")["spec"].get("unschedulable"), "check mode cordoned gpu2"
+
+        started = time.monotonic()
+        done = lab.playbook("playbooks/gpu_quarantine.yml", {"node": "gpu2", "reason": reason})
+        took = time.monotonic() - started
+        assert done.rc == 0, done.failures()
+        node = _node("gpu2")
+        notes = node["metadata"]["annotations"]
+        assert node["spec"].get("unschedulable") is True and notes["gpucloud.baremetal/quarantined-by"] == "gpu-health"
+        assert notes["gpucloud.baremetal/quarantine-reason"] == reason, notes
+        assert "gpucloud.baremetal/gpu-gate" not in node["metadata"]["labels"], node["metadata"]["labels"]
+        assert "gpu-work" not in _kubectl("get", "pods", "-n", "default", "-o", "name"), "the pod was not drained"
+        print(f"quarantine of gpu2 (cordon + drain of one pod): {took:.1f} s")
+        again = lab.playbook("playbooks/gpu_quarantine.yml", {"node": "gpu2", "reason": reason})
+        assert again.rc == 0 and not again.changed_tasks(), (again.failures(), again.changed_tasks())
+
+        # The site's idempotent gate stage leaves a quarantined node out of service (its old report passed).
+        gated = lab.playbook("playbooks/gpu_gate.yml", limit="gpu2")
+        assert gated.rc == 0 and _node("gpu2")["spec"].get("unschedulable") is True, gated.failures()
+
+        refused = lab.playbook("playbooks/gpu_quarantine.yml", {"node": "gpu3", "reason": "GpuFatalXid: Xid 48"})
+        message = " ".join(refused.failures())
+        assert refused.rc != 0 and "circuit breaker open" in message and "gpu3 was NOT quarantined" in message, message
+        assert not _node("gpu3")["spec"].get("unschedulable"), "the open breaker let gpu3 be cordoned"
+
+        kubectl("cordon", "gpu3")
+        try:
+            theirs = lab.playbook("playbooks/gpu_quarantine.yml", {"node": "gpu3", "reason": "GpuFatalXid: Xid 48"})
+            assert theirs.rc == 0 and not theirs.changed_tasks(), theirs.failures()
+            assert "gpucloud.baremetal/quarantined-by" not in _annotations("gpu3")
+            released = lab.playbook("playbooks/gpu_quarantine.yml", {"node": "gpu3", "gpu_quarantine_state": "released"})
+            assert released.rc == 0 and _node("gpu3")["spec"].get("unschedulable") is True, "someone else's cordon went"
+        finally:
+            kubectl("uncordon", "gpu3")
+    finally:
+        kubectl("delete", "pod", "-n", "default", "gpu-work", "--ignore-not-found", "--wait=false")
+        back = lab.playbook("playbooks/gpu_gate.yml", {"regate": "gpu2", "confirm": "gpu2"})
+    assert back.rc == 0, back.failures()
+    node = _node("gpu2")
+    assert not node["spec"].get("unschedulable") and node["metadata"]["labels"]["gpucloud.baremetal/gpu-gate"] == \
+        "passed", node
+    assert not [k for k in _annotations("gpu2") if k.startswith("gpucloud.baremetal/quarantine")], _annotations("gpu2")
