@@ -178,7 +178,7 @@ def test_built_collection_installs_and_works(tmp_path):
 # What a built tarball may hold at its top level; anything else (a new folder of the repo) fails the test
 # below until galaxy.yml's build_ignore or this list says where it belongs.
 SHIPPED = {"MANIFEST.json", "FILES.json", "README.md", "COPYING", "changelogs", "docs", "meta", "playbooks",
-           "plugins", "roles", "inventories", "requirements.txt", "bindep.txt"}
+           "plugins", "roles", "inventories", "requirements.txt", "bindep.txt", "extensions"}
 NOT_SHIPPED = ("lab/", "tests/", "bench/", "tools/", "inventories/lab/", ".ci/", "Makefile", "ansible.cfg",
                "meta/execution-environment.yml")
 

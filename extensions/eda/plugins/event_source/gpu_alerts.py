@@ -24,50 +24,62 @@ DOCUMENTATION = r"""
 ---
 short_description: Receive the GPU fault alerts of gpucloud.baremetal from Alertmanager's webhook.
 description:
-  - An ansible-rulebook event source that listens for Alertmanager's webhook notifications (webhook payload
+  - >-
+    An ansible-rulebook event source that listens for Alertmanager's webhook notifications (webhook payload
     version 4, Alertmanager's C(webhook_config) receiver) and puts one event on the queue for each alert of the
     collection's GPU fault rules (role gpu_operator, C(prometheus-rules-gpucloud-v1.yml)).
-  - Each event is C({"gpucloud": {...}, "meta": {...}}). C(gpucloud) holds C(alert) (the alertname),
+  - >-
+    Each event is C({"gpucloud": {...}, "meta": {...}}). C(gpucloud) holds C(alert) (the alertname),
     C(status) (C(firing) or C(resolved)), C(node) (the Kubernetes node name, from the exporter's C(Hostname)
     label, else C(hostname), else C(node)), C(action) (the rule's C(gpucloud_action) label, one of
     C(drain_reset_gpu), C(drain_reboot_node), C(investigate), or an empty string), C(severity), C(gpu), C(uuid),
     C(xid), C(summary) (the alert's summary annotation), C(starts_at) and C(fingerprint), all strings of bounded
     length (an absent value is an empty string). C(meta) holds C(source.type) C(gpucloud.baremetal.gpu_alerts)
     and C(received_at) (RFC 3339, UTC); ansible-rulebook adds the source's name and an uuid.
-  - The payload is untrusted. A body over 1 MiB is refused (413); a body that is not a JSON object with
+  - >-
+    The payload is untrusted. A body over 1 MiB is refused (413); a body that is not a JSON object with
     C(version) C("4") and an C(alerts) list of at most 1000 alerts, each with C(status) C(firing) or
     C(resolved), C(labels) a mapping of strings to strings and a C(labels.alertname) string, is refused whole
     (400, with the field named) and nothing is queued. An alert whose node is missing or is not a valid
     Kubernetes node name (an RFC 1123 subdomain of at most 253 characters) is dropped, with a log line, and its
     siblings are kept. Accepted requests are answered 202 with C({"queued": n, "dropped": m}).
-  - Alertmanager retries a notification that fails with a 5xx status, not one refused with a 4xx status.
+  - >-
+    Alertmanager retries a notification that fails with a 5xx status, not one refused with a 4xx status.
 options:
   host:
     description:
-      - The address to listen on. Set C(0.0.0.0) to listen on all interfaces (then set I(token)).
+      - >-
+        The address to listen on. Set C(0.0.0.0) to listen on all interfaces (then set I(token)).
     type: str
     default: "127.0.0.1"
   port:
     description:
-      - The TCP port to listen on.
+      - >-
+        The TCP port to listen on.
     type: int
     default: 5001
   path:
     description:
-      - The URL path Alertmanager posts to. Any other path answers 404, any other method 405.
+      - >-
+        The URL path Alertmanager posts to. Any other path answers 404, any other method 405.
     type: str
     default: "/alerts"
   token:
     description:
-      - When set, every request must carry C(Authorization: Bearer <token>) (Alertmanager's
+      - >-
+        When set, every request must carry C(Authorization: Bearer <token>) (Alertmanager's
         C(http_config.authorization) with its default type C(Bearer)), else it is answered 401 and nothing is
         queued. The token is compared in constant time and never logged.
-      - Pass it from a vault or an environment variable, not in the rulebook's text.
+      - >-
+        Pass it from a vault or an environment variable, not in the rulebook's text. An empty string is the same
+        as no token (a warning is logged when the source then listens on an address other than loopback).
     type: str
 notes:
-  - Alertmanager sends a group's firing and resolved alerts together; with C(send_resolved) (its default) a
+  - >-
+    Alertmanager sends a group's firing and resolved alerts together; with C(send_resolved) (its default) a
     resolved alert arrives as an event with C(status) C(resolved).
-  - Labels C(pod) and C(namespace) (a workload holding the GPU) and C(modelName) are not copied to the event.
+  - >-
+    Labels C(pod) and C(namespace) (a workload holding the GPU) and C(modelName) are not copied to the event.
 """
 
 EXAMPLES = r"""
@@ -260,9 +272,10 @@ def _settings(args: Mapping[str, Any]) -> tuple[str, int, str, str | None]:
     if not isinstance(path, str) or not path.startswith("/"):
         raise ValueError("gpu_alerts: path must be a string that starts with /")
     token = args.get("token")
-    if token is not None and (not isinstance(token, str) or not token):
-        raise ValueError("gpu_alerts: token must be a non-empty string when it is set")  # the value is not shown
-    return host, port, path, token
+    if token is not None and not isinstance(token, str):
+        raise ValueError("gpu_alerts: token must be a string")  # its value is not shown
+    # An empty token is no token: a rulebook passes "{{ gpu_alerts_token | default('') }}" when none is set.
+    return host, port, path, token or None
 
 
 def make_app(queue: asyncio.Queue[Any], path: str = "/alerts", token: str | None = None) -> web.Application:
@@ -282,6 +295,8 @@ async def main(queue: asyncio.Queue[Any], args: dict[str, Any]) -> None:
         await web.TCPSite(runner, host, port).start()
         log.info("listening for Alertmanager webhooks on http://%s:%d%s (bearer token %s)", host, port, path,
                  "required" if token else "not required")
+        if token is None and host not in ("127.0.0.1", "::1", "localhost"):
+            log.warning("no token is set: anyone who reaches %s:%d can queue GPU alert events", host, port)
         await asyncio.Event().wait()  # until ansible-rulebook cancels the source's task
     finally:
         await runner.cleanup()
