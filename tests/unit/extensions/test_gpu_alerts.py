@@ -89,7 +89,7 @@ async def serve(**args: Any) -> AsyncIterator[Served]:
     port = free_port()
     queue: asyncio.Queue[Any] = asyncio.Queue()
     task = asyncio.create_task(GA["main"](queue, {"port": port, **args}))
-    for _ in range(200):
+    for _attempt in range(200):
         if task.done():
             task.result()  # raises what main raised
         if accepts(port):
@@ -114,7 +114,7 @@ def run(coro: Any) -> Any:
 
 def _documented_keys() -> tuple[set[str], set[str]]:
     text = "\n".join(line for line in FORMAT.read_text().splitlines() if not line.startswith("# "))
-    top, _, alert = text.partition('"alerts": [')
+    top, _sep, alert = text.partition('"alerts": [')
     return set(re.findall(r'"(\w+)":', top)) | {"alerts"}, set(re.findall(r'"(\w+)":', alert))
 
 
@@ -390,7 +390,7 @@ def test_the_largest_accepted_body_and_the_sizes_refused() -> None:
             assert srv.events() == []
             return out
 
-    (ok, _), (declared, body1), (streamed, body2) = run(scenario())
+    (ok, _body), (declared, body1), (streamed, body2) = run(scenario())
     assert (ok, declared, streamed) == (202, 413, 413)
     assert body1 == body2 == {"error": f"body: larger than {limit} bytes"}
 
@@ -417,7 +417,7 @@ def test_cancelling_the_source_closes_its_port() -> None:
 
     async def scenario() -> None:
         task = asyncio.create_task(GA["main"](asyncio.Queue(), {"port": port}))
-        for _ in range(200):
+        for _attempt in range(200):
             if accepts(port):
                 break
             await asyncio.sleep(0.01)
@@ -428,7 +428,7 @@ def test_cancelling_the_source_closes_its_port() -> None:
         assert not accepts(port)
         # and the port can be served again at once (the listener was closed, not left to the garbage collector)
         again = asyncio.create_task(GA["main"](asyncio.Queue(), {"port": port}))
-        for _ in range(200):
+        for _attempt in range(200):
             if accepts(port):
                 break
             await asyncio.sleep(0.01)

@@ -215,7 +215,7 @@ def _error(status: int, reason: str) -> web.Response:
 
 
 def _authorized(request: web.Request, token: str) -> bool:
-    scheme, _, credentials = request.headers.get("Authorization", "").partition(" ")
+    scheme, _sep, credentials = request.headers.get("Authorization", "").partition(" ")
     # Both sides compared whole, as bytes, whatever the scheme: the time taken does not depend on the token.
     matches = hmac.compare_digest(credentials.strip().encode("utf-8"), token.encode("utf-8"))
     return scheme.lower() == "bearer" and matches
