@@ -248,6 +248,8 @@ def _run(argv: list[str], timeout: int) -> tuple[int, str, str]:
         return 127, "", "%s: not found" % argv[0]
     except subprocess.TimeoutExpired:
         return 124, "", "%s: still running after %d s, stopped" % (argv[0], timeout)
+    except OSError as err:  # not executable, a directory...: the tool cannot run
+        return 126, "", "%s: cannot run (%s)" % (argv[0], err.strerror or err)
     return proc.returncode, proc.stdout, proc.stderr
 
 

@@ -184,6 +184,14 @@ def test_a_missing_kernel_log_command_fails_kernel_log(lab: Lab, capsys) -> None
     assert rc == 1 and failed(out) == ["kernel_log"] and "exited 127" in checks(out)["kernel_log"]["message"]
 
 
+def test_a_tool_that_cannot_run_fails_its_check(lab: Lab, capsys) -> None:
+    args = lab.args()
+    args["tools"]["dcgmi"] = str(lab.bin)  # a directory: exec fails with EACCES, not ENOENT
+    rc, out = run_main(capsys, args)
+    assert rc == 1 and failed(out) == ["dcgm_diag"]
+    assert checks(out)["dcgm_diag"]["message"].startswith("dcgmi exited 126: "), checks(out)["dcgm_diag"]
+
+
 def test_an_unknown_model_fails_before_any_tool_runs(lab: Lab, capsys, monkeypatch) -> None:
     ran = []
     monkeypatch.setattr(gpu_gate, "_run", lambda argv, timeout: ran.append(argv) or (0, "", ""))
