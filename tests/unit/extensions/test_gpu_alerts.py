@@ -512,3 +512,27 @@ def test_ansible_rulebook_runs_the_source_by_its_fqcn(tmp_path: Path) -> None:
     # ansible-rulebook's insert_meta_info filter added the source's name beside the plugin's type
     assert event["meta"]["source"] == {"type": SOURCE, "name": "alertmanager"}
     assert TOKEN not in output
+
+
+def test_the_shipped_rulebook_is_valid_and_names_what_the_collection_has(monkeypatch: pytest.MonkeyPatch) -> None:
+    """extensions/eda/rulebooks/gpu_health.yml against ansible-rulebook's own schema and parser, and its source and
+    playbook found as ansible-rulebook finds them in the installed collection."""
+    _rulebook_cli()
+    from ansible_rulebook import collection, rules_parser  # only where ansible-rulebook is installed
+    from ansible_rulebook.validators import Validate
+
+    data = yaml.safe_load((REPO / "extensions" / "eda" / "rulebooks" / "gpu_health.yml").read_text())
+    Validate.rulebook(data)
+    [rule_set] = rules_parser.parse_rule_sets(data, {})
+    [source] = rule_set.sources
+    assert source.source_name == SOURCE, source
+    [rule] = rule_set.rules
+    [action] = rule.actions
+    assert action.action == "run_playbook" and action.action_args["name"] == "gpucloud.baremetal.gpu_quarantine"
+    assert set(action.action_args["extra_vars"]) == {"node", "reason"}
+    monkeypatch.setenv("ANSIBLE_COLLECTIONS_PATH", _collections_path())
+    monkeypatch.setattr(collection.settings, "ansible_galaxy_path",
+                        shutil.which("ansible-galaxy", path=os.path.dirname(sys.executable)))
+    assert collection.has_source("gpucloud.baremetal", "gpu_alerts")
+    assert collection.has_playbook("gpucloud.baremetal", "gpu_quarantine")
+    assert collection.has_rulebook("gpucloud.baremetal", "gpu_health")
