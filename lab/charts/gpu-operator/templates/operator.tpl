@@ -48,6 +48,9 @@ spec:
     enabled: {{ .Values.dcgm.enabled }}
   dcgmExporter:
     enabled: {{ .Values.dcgmExporter.enabled }}
+    {{- if .Values.dcgmExporter.hostNetwork }}
+    hostNetwork: {{ .Values.dcgmExporter.hostNetwork }}
+    {{- end }}
     {{- if .Values.dcgmExporter.serviceMonitor }}
     serviceMonitor: {{ toYaml .Values.dcgmExporter.serviceMonitor | nindent 6 }}
     {{- end }}
