@@ -3,7 +3,7 @@
 """THE LAB CONTROLLER: the loop that runs the lab's simulations of what needs GPUs or running pods.
 
 It only reacts to what the roles created, the way the real components would, and is never called
-by them. Every second it runs, in this order, five simulations (one file each):
+by them. Every second it runs, in this order, six simulations (one file each):
 
 * vcluster_sim.py: the vCluster control-plane pod of each tenant release (a real API server each);
 * kubelet_standin_sim.py: a kubelet's registration, for a host with a kubelet.conf but no kubelet
@@ -11,6 +11,7 @@ by them. Every second it runs, in this order, five simulations (one file each):
 * nvml_sim.py: the fleet's GPUs as a simulated NVML on each lab host with GPUs;
 * gpu_operator_sim.py: the NVIDIA GPU Operator (ClusterPolicy status, node labels, GPU capacity)
   in each cluster that has its own ClusterPolicy (the host cluster, a private tenant's control plane);
+  dcgm_exporter_sim.py: its DCGM exporter on each GPU node where the ClusterPolicy puts it on the host network;
 * kai_scheduler_sim.py: KAI Scheduler's queue admission and binding of kai-scheduler pods, in each
   cluster where KAI is installed.
 
@@ -32,6 +33,8 @@ from gpucloud_lab.core.components import Row, stop_order
 from gpucloud_lab.core.util import daemon_pid, lab_units, say, start_daemon, stop_unit
 from gpucloud_lab.infra import kube
 from gpucloud_lab.infra.kubeapi import Api, ApiError
+from gpucloud_lab.sim.dcgm_exporter_sim import UNIT_PREFIX as EXPORTER_UNITS
+from gpucloud_lab.sim.dcgm_exporter_sim import DcgmExporters
 from gpucloud_lab.sim.gpu_operator_sim import GpuOperator
 from gpucloud_lab.sim.kai_scheduler_sim import KaiScheduler
 from gpucloud_lab.sim.kubelet_standin_sim import Kubelet
@@ -47,6 +50,7 @@ class Controller:
         self.operator = GpuOperator()
         self.kai = KaiScheduler()
         self.gpus = SimulatedGpus()
+        self.exporters = DcgmExporters()
         self.tenants = TenantControlPlanes(self.host_api)
         self._apis: dict[str, Api] = {kube.HOST_CLUSTER.server: self.host_api}
 
@@ -66,6 +70,7 @@ class Controller:
         gpus = config.fleet_gpus()
         self.gpus.sync(gpus)
         self.operator.sync(apis, gpus)
+        self.exporters.sync(apis)
         self.kai.sync(apis)
 
 
@@ -82,7 +87,8 @@ class LabController:
 
     def down(self) -> None:
         stop_unit(self.unit)
-        for unit in stop_order(u for u in lab_units() if "-vc-" in u):  # the tenant control planes it started
+        # The tenant control planes and DCGM exporters it started.
+        for unit in stop_order(u for u in lab_units() if "-vc-" in u or u.startswith(EXPORTER_UNITS)):
             stop_unit(unit)
 
     def rows(self) -> list[Row]:
