@@ -23,7 +23,8 @@ echo "base rootfs: preparing for per-host overlays"
 : >"$tmp/etc/machine-id"
 rm -f "$tmp/etc/hostname" "$tmp"/etc/ssh/ssh_host_*
 # Services the roles enable themselves; off in the base so idle hosts stay small.
-for unit in dnsmasq.service nginx.service containerd.service; do
+for unit in dnsmasq.service nginx.service containerd.service prometheus.service \
+            prometheus-alertmanager.service; do
     chroot "$tmp" systemctl disable "$unit" >/dev/null 2>&1 || true
 done
 # Units that cannot work in a container and only add noise.

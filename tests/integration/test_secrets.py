@@ -36,6 +36,8 @@ from tests.integration.lab import KUBECONFIG, LAB_INVENTORY, Lab, config, on, se
 TOKEN = re.compile(rb"(?<![A-Za-z0-9])[a-z0-9]{6}\.[a-z0-9]{16}(?![A-Za-z0-9])")
 SHARED_NODE = next(n["name"] for n in config.fleet()["nodes"]
                    if not n.get("tenant") and n["name"] != config.BOOT_TARGET.name)
+MONITORING_CREDENTIALS = Path(yaml.safe_load((LAB_INVENTORY / "group_vars" / "gpu_monitoring.yml").read_text().replace(
+    "!vault", ""))["gpu_monitoring_credentials_dir"])
 SHARED_TENANT = next(t["name"] for t in config.fleet()["tenants"] if t["isolation"] == "shared")
 # (playbook, extra vars, check mode): what the scan needs to have run once.
 DAY2 = [
@@ -104,6 +106,10 @@ def lab_secrets(lab: Lab) -> dict[str, bytes]:
         found.update(forms(name, value, ("admin", "cumulus") if value == secrets.LAB_PASSWORD else ()))
     found.update(kubeconfig_secrets("host cluster kubeconfig", KUBECONFIG.read_text()))
     found.update(watched_secrets(lab))
+    # The tenants' monitoring endpoint passwords (role gpu_monitoring makes them on the controller).
+    for path in sorted(MONITORING_CREDENTIALS.glob("*-prometheus.password")):
+        tenant = path.name.removesuffix("-prometheus.password")
+        found.update(forms(f"monitoring password of {tenant}", path.read_text().strip(), (tenant,)))
     return found
 
 
@@ -156,6 +162,7 @@ def test_no_secret_in_any_output_of_the_session(lab: Lab, converged: Converged) 
     values = lab_secrets(lab)
     assert any(name.startswith("bootstrap token") for name in values), "no bootstrap token seen in the session"
     assert any(name.startswith("tenant kubeconfig") for name in values), "no tenant kubeconfig seen in the session"
+    assert any(name.startswith("monitoring password") for name in values), "no tenant monitoring password made"
     folders = sorted({record.folder for record in lab.history})
     hits = scan(folders, values)
     assert not hits, f"{len(hits)} secrets in the output of {len(folders)} runs:\n" + "\n".join(map(str, hits[:60]))

@@ -12,6 +12,9 @@ is distinctive, so that the secret scan (tests/integration/test_secrets.py) find
 - ``PLATFORM_KEY``: a vCluster Platform access key, in the host cluster's Secret ``PLATFORM_SECRET``
   (namespace ``PLATFORM_NAMESPACE``) that the lab inventory names for the private tier
   (``vcluster_tenant_platform_secret``).
+- ``RULEBOOK_TOKEN``: the bearer token Alertmanager (role gpu_monitoring) sends to the self-healing rulebook's
+  event source; vault-encrypted in ``inventories/lab/group_vars/gpu_monitoring.yml``, given to the rulebook by the
+  tests that run it.
 - ``NVUE_NATIVE_SECRETS``: secrets a real switch's own config holds (an SNMP community, a BGP session
   password, a local user's password hash), in the NVUE simulation's applied config from the start
   (``nvue_seed``): the collection reads that config, and must never print those parts of it.
@@ -28,6 +31,7 @@ VAULT_PASSWORD = "lab-vault-3Hn8Wc5Tz1Pb"
 VAULT_PASSWORD_FILE = config.STATE_DIR / "vault-password"
 PLATFORM_KEY = "lab-platform-key-9Jd4Ls6Pq2Wx"
 PLATFORM_NAMESPACE = "vcluster-platform"
+RULEBOOK_TOKEN = "lab-rulebook-token-6Gh3Kd9Mv2"
 PLATFORM_SECRET = "vcluster-platform-api-key"
 NVUE_NATIVE_SECRETS = {
     "snmp_community": "lab-snmp-community-2Fg7Yb3Nk8",
@@ -39,7 +43,7 @@ NVUE_NATIVE_SECRETS = {
 def scanned() -> dict[str, str]:
     """Every lab secret by name: what no artifact, job event or callback output of a playbook may contain."""
     return {"lab password (BMC, NVUE)": LAB_PASSWORD, "vault password": VAULT_PASSWORD,
-            "vCluster Platform key": PLATFORM_KEY,
+            "vCluster Platform key": PLATFORM_KEY, "rulebook token": RULEBOOK_TOKEN,
             **{f"switch's own {name}": value for name, value in NVUE_NATIVE_SECRETS.items()}}
 
 

@@ -27,3 +27,9 @@ class GateError(ProblemsError):
     """A gate tool could not be run or printed what it never prints: the gate cannot pass on it."""
 
     HEAD = ""
+
+
+class MonitoringError(ProblemsError):
+    """What role gpu_monitoring was given cannot make a Prometheus configuration (fields named)."""
+
+    HEAD = "gpu_monitoring"

@@ -1,0 +1,174 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""GPU monitoring and self-healing against the lab (issue 22, parts 2 and 3).
+
+The monitoring stage of the session's rollout (site.yml) put Debian's Prometheus and Alertmanager on the lab's
+monitoring host (cp, inventories/lab/monitoring.yml) with each tenant's own Prometheus; the GPU Operator's DCGM
+exporter runs on each GPU node's address (its ClusterPolicy's hostNetwork), played by the lab controller
+(lab/gpucloud_lab/sim/dcgm_exporter_sim.py, a SIMULATION: no GPU here) from the simulated GPUs and the pods that
+hold them. Real: Prometheus, Alertmanager, ansible-rulebook with the collection's rulebook and event source, the
+quarantine playbook, the API server.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.integration.conftest import Converged
+from tests.integration.lab import KUBECONFIG, LAB_INVENTORY, Lab, config, kubectl, secrets, wait
+
+REPO = Path(__file__).resolve().parents[2]
+LAB_CMD = REPO / "lab" / "gpucloud-lab"
+SETTINGS = yaml.safe_load((LAB_INVENTORY / "group_vars" / "gpu_monitoring.yml").read_text().replace("!vault", ""))
+PROMETHEUS = "http://" + SETTINGS["gpu_monitoring_prometheus_listen"]
+MONITOR_HOST = SETTINGS["gpu_monitoring_prometheus_listen"].rsplit(":", 1)[0]
+CREDENTIALS = Path(SETTINGS["gpu_monitoring_credentials_dir"])
+RULEBOOK = urllib.parse.urlsplit(SETTINGS["gpu_monitoring_rulebook_url"])
+TENANTS = {t["name"]: t for t in config.fleet()["tenants"]}
+SHARED_TENANT = next(name for name, t in TENANTS.items() if t["isolation"] == "shared")
+PRIVATE = {n["name"]: n["tenant"] for n in config.fleet()["nodes"] if n.get("tenant")}
+SHARED_NODES = sorted(h.name for h in config.GPU_NODES if h.name not in PRIVATE)
+NODE = SHARED_NODES[0]
+RULEBOOK_DIR = Path(os.environ.get("TMPDIR", "/tmp")) / "gpucloud-rulebook"
+
+
+def query(base: str, expr: str, auth: tuple[str, str] | None = None) -> list[dict]:
+    request = urllib.request.Request(f"{base}/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
+    if auth:
+        request.add_header("Authorization", "Basic " + base64.b64encode(":".join(auth).encode()).decode())
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return json.load(answer)["data"]["result"]
+
+
+def tenant_endpoint(tenant: str) -> tuple[str, tuple[str, str]]:
+    password = CREDENTIALS / f"{tenant}-prometheus.password"
+    assert password.stat().st_mode & 0o077 == 0, f"{password} is readable by others"
+    return (f"http://{MONITOR_HOST}:{SETTINGS['gpu_monitoring_tenant_endpoints'][tenant]}",
+            (tenant, password.read_text().strip()))
+
+
+@pytest.fixture(name="gpu_pod")
+def fixture_gpu_pod() -> Iterator[str]:
+    """A pod of the shared tenant holding two GPUs of the first shared node (bound there, as a scheduler binds)."""
+    namespace = TENANTS[SHARED_TENANT].get("namespace") or f"tenant-{SHARED_TENANT}"
+    resources = {"nvidia.com/gpu": "2", "cpu": "1", "memory": "1Gi"}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu-train", "namespace": namespace},
+           "spec": {"nodeName": NODE, "terminationGracePeriodSeconds": 1, "containers": [{
+               "name": "train", "image": "registry.k8s.io/pause:3.2",
+               "resources": {"limits": resources, "requests": resources}}]}}
+    kubectl("apply", "-f", "-", input=json.dumps(pod))
+    try:
+        wait(lambda: kubectl("get", "pod", "-n", namespace, "gpu-train", "-o", "jsonpath={.status.phase}").stdout
+             == "Running", "the GPU pod running")
+        yield namespace
+    finally:
+        kubectl("delete", "pod", "-n", namespace, "gpu-train", "--ignore-not-found", "--wait=false")
+
+
+def test_every_gpu_series_carries_its_tenant_and_each_tenant_sees_only_its_own(
+        lab: Lab, converged: Converged, gpu_pod: str) -> None:
+    assert converged.first.rc == 0 and not converged.rollout["monitoring"].hosts_with("changed"), \
+        converged.rollout["monitoring"].changed_tasks()
+    # The operator's Prometheus: every GPU of every node, the tenant from the fleet (the pod's namespace on a shared
+    # node, the owner on a private one), none on a GPU no tenant holds; Hostname is the fleet's node.
+    want = {(node, PRIVATE.get(node)): 8 for node in (h.name for h in config.GPU_NODES)}
+    want[(NODE, None)], want[(NODE, SHARED_TENANT)] = 6, 2
+
+    def counted() -> dict:
+        found = query(PROMETHEUS, "count by (Hostname, tenant) (DCGM_FI_DEV_GPU_UTIL)")
+        return {(s["metric"]["Hostname"], s["metric"].get("tenant")): int(s["value"][1]) for s in found}
+
+    wait(lambda: counted() == want, f"GPU series by node and tenant {want}", timeout=60)
+    # The counter profile's fields are collected (the exporter reads the ConfigMap the role made).
+    assert query(PROMETHEUS, f'DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{{Hostname="{NODE}"}}'), "the gpucloud-v1 profile is not in use"
+
+    # Each tenant's own Prometheus: its series and nothing else, only with its password.
+    for tenant in SETTINGS["gpu_monitoring_tenant_endpoints"]:
+        base, auth = tenant_endpoint(tenant)
+        expected = {(n, t) for (n, t), count in want.items() if t == tenant and count}
+        wait(lambda base=base, auth=auth, expected=expected: {  # type: ignore[misc]
+            (s["metric"]["Hostname"], s["metric"].get("tenant"))
+            for s in query(base, '{__name__=~"DCGM_.+"}', auth)} == expected,
+            f"tenant {tenant}'s endpoint holding {expected} only", timeout=60)
+        for wrong in ((tenant, "not-the-password-0123456789"), None):
+            with pytest.raises(urllib.error.HTTPError) as denied:
+                query(base, "up", wrong)
+            assert denied.value.code == 401
+    other = next(t for t in SETTINGS["gpu_monitoring_tenant_endpoints"] if t != SHARED_TENANT)
+    with pytest.raises(urllib.error.HTTPError) as denied:  # one tenant's password opens no other tenant's endpoint
+        query(tenant_endpoint(SHARED_TENANT)[0], "up", (other, tenant_endpoint(other)[1][1]))
+    assert denied.value.code == 401
+
+
+def _rulebook() -> subprocess.Popen:
+    """The collection's rulebook under ansible-rulebook on the controller (what EDA controller runs), listening
+    where the monitoring host's Alertmanager sends (gpu_monitoring_rulebook_url), with the lab's token."""
+    cli = Path(sys.executable).with_name("ansible-rulebook")
+    collections = next(entry for entry in sys.path
+                       if (Path(entry) / "ansible_collections" / "gpucloud" / "baremetal" / "extensions").is_dir())
+    folder = RULEBOOK_DIR
+    folder.mkdir(mode=0o700, exist_ok=True)
+    settings = {"gpu_alerts_host": RULEBOOK.hostname, "gpu_alerts_port": RULEBOOK.port,
+                "gpu_alerts_token": secrets.RULEBOOK_TOKEN}
+    (folder / "vars.yml").write_text(yaml.safe_dump(settings))
+    (folder / "vars.yml").chmod(0o600)
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": collections, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
+           "ANSIBLE_VAULT_PASSWORD_FILE": str(secrets.VAULT_PASSWORD_FILE), "KUBECONFIG": str(KUBECONFIG)}
+    return subprocess.Popen([str(cli), "-r", "gpucloud.baremetal.gpu_health", "-i", str(LAB_INVENTORY),
+                             "--vars", str(folder / "vars.yml")], cwd=folder, env=env,
+                            stdout=(folder / "out.log").open("w"), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+
+
+def _node(name: str) -> dict:
+    return json.loads(kubectl("get", "node", name, "-o", "json").stdout)
+
+
+def test_a_fatal_xid_gets_its_node_cordoned_and_drained_within_60_s_through_prometheus_alertmanager_and_the_rulebook(
+        lab: Lab, converged: Converged, gpu_pod: str) -> None:
+    """Xid 79 injected into the node's simulated GPUs: the exporter reports it, Prometheus fires GpuFellOffTheBus,
+    Alertmanager sends it to the rulebook, which runs gpu_quarantine.yml: cordoned, recorded, the pod drained."""
+    assert converged.first.rc == 0
+    proc = _rulebook()
+    try:
+        wait(lambda: subprocess.run(["ss", "-ltn", f"sport = :{RULEBOOK.port}"], capture_output=True, text=True,
+                                    check=False).stdout.count("LISTEN") > 0 or proc.poll() is not None,
+             "the rulebook's event source listening", timeout=120)
+        assert proc.poll() is None, (RULEBOOK_DIR / "out.log").read_text()
+        started = time.monotonic()
+        subprocess.run([str(LAB_CMD), "fault", NODE, "xid=79"], cwd=REPO, check=True, capture_output=True)
+        wait(lambda: _node(NODE)["spec"].get("unschedulable") is True, f"{NODE} cordoned", timeout=60, interval=0.5)
+        cordoned = time.monotonic() - started
+        wait(lambda: "gpu-train" not in kubectl("get", "pods", "-n", gpu_pod, "-o", "name").stdout,
+             "the GPU pod drained", timeout=60, interval=0.5)
+        drained = time.monotonic() - started
+        notes = _node(NODE)["metadata"]["annotations"]
+        assert notes["gpucloud.baremetal/quarantined-by"] == "gpu-health", notes
+        assert notes["gpucloud.baremetal/quarantine-reason"].startswith("GpuFellOffTheBus: GPU 0 "), notes
+        print(f"fault -> cordon {cordoned:.1f} s, fault -> drained {drained:.1f} s (scrape and evaluation every "
+              f"{SETTINGS['gpu_monitoring_scrape_interval']}, Alertmanager group_wait 5 s)")
+        assert drained < 60, f"{drained:.1f} s from the fault to the drained node"
+    finally:
+        subprocess.run([str(LAB_CMD), "fault", NODE, "clear"], cwd=REPO, check=True, capture_output=True)
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        back = lab.playbook("playbooks/gpu_gate.yml", {"regate": NODE, "confirm": NODE})
+    assert back.rc == 0, back.failures()
+    assert not _node(NODE)["spec"].get("unschedulable"), "the gate did not give the repaired node back"
+    output = (RULEBOOK_DIR / "out.log").read_text()
+    assert secrets.RULEBOOK_TOKEN not in output
