@@ -40,7 +40,7 @@ TENANTS = {t["name"]: t for t in config.fleet()["tenants"]}
 SHARED_TENANT = next(name for name, t in TENANTS.items() if t["isolation"] == "shared")
 PRIVATE = {n["name"]: n["tenant"] for n in config.fleet()["nodes"] if n.get("tenant")}
 SHARED_NODES = sorted(h.name for h in config.GPU_NODES if h.name not in PRIVATE)
-NODE = SHARED_NODES[0]
+NODE, OTHER = SHARED_NODES[:2]
 RULEBOOK_DIR = Path(os.environ.get("TMPDIR", "/tmp")) / "gpucloud-rulebook"
 
 
@@ -136,10 +136,11 @@ def _node(name: str) -> dict:
     return json.loads(kubectl("get", "node", name, "-o", "json").stdout)
 
 
-def test_a_fatal_xid_gets_its_node_cordoned_and_drained_within_60_s_through_prometheus_alertmanager_and_the_rulebook(
+def test_a_fatal_xid_gets_its_node_drained_within_60_s_through_prometheus_alertmanager_and_the_rulebook_then_the_breaker(
         lab: Lab, converged: Converged, gpu_pod: str) -> None:
     """Xid 79 injected into the node's simulated GPUs: the exporter reports it, Prometheus fires GpuFellOffTheBus,
-    Alertmanager sends it to the rulebook, which runs gpu_quarantine.yml: cordoned, recorded, the pod drained."""
+    Alertmanager sends it to the rulebook, which runs gpu_quarantine.yml: cordoned, recorded, the pod drained.
+    A second node's fault right after stops at the circuit breaker."""
     assert converged.first.rc == 0
     proc = _rulebook()
     try:
@@ -160,7 +161,16 @@ def test_a_fatal_xid_gets_its_node_cordoned_and_drained_within_60_s_through_prom
         print(f"fault -> cordon {cordoned:.1f} s, fault -> drained {drained:.1f} s (scrape and evaluation every "
               f"{SETTINGS['gpu_monitoring_scrape_interval']}, Alertmanager group_wait 5 s)")
         assert drained < 60, f"{drained:.1f} s from the fault to the drained node"
+
+        # A fault on the next shared node within the window: the breaker (max(1, 10 %) of the shared nodes per
+        # 10 minutes) stops the rulebook's run, which says so and leaves that node in service.
+        subprocess.run([str(LAB_CMD), "fault", OTHER, "xid=48"], cwd=REPO, check=True, capture_output=True)
+        wait(lambda: "circuit breaker open" in (RULEBOOK_DIR / "out.log").read_text(),
+             "the rulebook's quarantine run stopped by the circuit breaker", timeout=60, interval=0.5)
+        assert "NOT quarantined" in (RULEBOOK_DIR / "out.log").read_text()
+        assert not _node(OTHER)["spec"].get("unschedulable"), f"the open breaker let {OTHER} be cordoned"
     finally:
+        subprocess.run([str(LAB_CMD), "fault", OTHER, "clear"], cwd=REPO, check=True, capture_output=True)
         subprocess.run([str(LAB_CMD), "fault", NODE, "clear"], cwd=REPO, check=True, capture_output=True)
         os.killpg(proc.pid, signal.SIGINT)
         try:
