@@ -29,6 +29,7 @@ AWX_VARS = REPO / "playbooks" / "vars" / "awx.yml"
 LAB_CA = config.PKI_DIR / "ca.crt"
 # The lab's BMC emulators and NVUE simulation share one password (lab/gpucloud_lab/core/secrets.py).
 LAB_PASSWORD = secrets.LAB_PASSWORD
+RULEBOOK_TOKEN = secrets.RULEBOOK_TOKEN
 THROWAWAY = "awxtmp"
 
 
@@ -50,7 +51,8 @@ TEMPLATES = {jt["key"]: jt for jt in AWX["job_templates"]}
 def lab_inputs() -> dict[str, dict[str, str]]:
     return {"bmc": {"username": "admin", "password": LAB_PASSWORD},
             "nvue": {"username": "cumulus", "password": LAB_PASSWORD, "ca_cert": LAB_CA.read_text()},
-            "host_cluster": {"kubeconfig": KUBECONFIG.read_text()}}
+            "host_cluster": {"kubeconfig": KUBECONFIG.read_text()},
+            "rulebook": {"token": RULEBOOK_TOKEN}}
 
 
 def secret_values() -> list[str]:
@@ -58,7 +60,7 @@ def secret_values() -> list[str]:
     config = yaml.safe_load(KUBECONFIG.read_text())
     found = [v for u in config.get("users", []) for k, v in (u.get("user") or {}).items()
              if k in ("client-key-data", "token", "password")]
-    return found
+    return [*found, RULEBOOK_TOKEN]
 
 
 @dataclass
@@ -130,6 +132,13 @@ def survey_answers(jt: dict, answers: dict[str, str]) -> dict[str, str]:
     return out
 
 
+class _VaultTagged(yaml.SafeLoader):
+    """YAML with Ansible's !vault values read as their ciphertext."""
+
+
+_VaultTagged.add_constructor("!vault", lambda loader, node: loader.construct_scalar(node))
+
+
 def awx_fleet(where: Path, add_throwaway: bool = False) -> Path:
     """The lab inventory as an AWX site keeps it: no host-cluster kubeconfig path, no NVUE account, no BMC accounts
     (each node's BMC address only: the BMC credential gives every node's account)."""
@@ -138,6 +147,10 @@ def awx_fleet(where: Path, add_throwaway: bool = False) -> Path:
     fleet = config.read_fleet(inv / "fleet.yml")
     del fleet["site"]["host_cluster"]["kubeconfig"]
     (inv / "group_vars" / "switches_nvue.yml").write_text("---\n# The NVUE account and CA: the AWX credential's.\n{}\n")
+    monitoring = inv / "group_vars" / "gpu_monitoring.yml"
+    settings = yaml.load(monitoring.read_text(), Loader=_VaultTagged)
+    del settings["gpu_monitoring_rulebook_token"]
+    monitoring.write_text("---\n# The rulebook's token: the AWX credential's.\n" + yaml.safe_dump(settings))
     for node in fleet["nodes"]:
         node["bmc"] = {k: v for k, v in node["bmc"].items() if k not in ("username", "password")}
     if add_throwaway:

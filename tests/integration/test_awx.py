@@ -99,7 +99,7 @@ def test_every_playbook_has_a_job_template_and_none_prompts() -> None:
 def test_survey_and_injected_variables_are_read_by_a_role_or_playbook() -> None:
     readers = _readers()
     asked = {q["variable"] for jt in AWX["job_templates"] for q in jt.get("survey", [])}
-    assert asked == {"reinstall", "wireguard_rotate", "tenant", "confirm", "node", "reason"}
+    assert asked == {"reinstall", "wireguard_rotate", "tenant", "confirm", "node", "reason", "repair"}
     for variable in asked:
         assert _words_in(readers, variable), f"survey variable {variable} is read by no playbook or role"
     specs = list((REPO / "roles").glob("*/meta/argument_specs.yml"))

@@ -258,7 +258,12 @@ def test_a_gpu_fault_quarantines_its_node_within_the_breaker_and_the_gate_brings
     finally:
         kubectl("delete", "pod", "-n", "default", "gpu-work", "--ignore-not-found", "--wait=false")
         back = lab.playbook("playbooks/gpu_gate.yml", {"regate": "gpu2", "confirm": "gpu2"})
+        last = _annotations("gpu2")
+        # The circuit breaker's manual reset, so that later tests may quarantine again within the window.
+        kubectl("annotate", "node", "gpu2", "gpucloud.baremetal/last-quarantined-at-",
+                "gpucloud.baremetal/last-quarantine-reason-")
     assert back.rc == 0, back.failures()
+    assert last.get("gpucloud.baremetal/last-quarantine-reason") == reason, last  # when and why stay after release
     node = _node("gpu2")
     assert not node["spec"].get("unschedulable") and node["metadata"]["labels"]["gpucloud.baremetal/gpu-gate"] == \
         "passed", node

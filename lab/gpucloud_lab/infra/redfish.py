@@ -3,7 +3,10 @@
 """BMCs: one Redfish emulator (sushy-tools, fake driver) per lab GPU node, one system each.
 
 One emulator per node, each on its own port, so a node's BMC address names
-exactly one system, as a real BMC does.
+exactly one system, as a real BMC does. A lab GPU node's emulator plays one effect of a restart of the server
+(SIMULATION, GPU_NODE_LAUNCHER): a power-on or restart starts a new kernel log, so the Xids injected into the
+host's simulated GPUs (`gpucloud-lab fault NODE xid=N`) go, while GPUs taken away (`missing=N`) stay gone, as a
+GPU fallen off the bus for good would; the lab host itself keeps running (the fake driver's systems are records).
 
 The boot target (fleet node gpu4, a QEMU machine) has the same emulator with a driver that
 really powers it: On / ForceOff / ForceRestart start and stop the QEMU process (power state is
@@ -22,7 +25,7 @@ from gpucloud_lab.core import config, secrets
 from gpucloud_lab.core.components import Row
 from gpucloud_lab.core.config import Host
 from gpucloud_lab.core.util import daemon_pid, port_open, say, start_daemon, stop_unit, wait_for, write_file
-from gpucloud_lab.infra import pki
+from gpucloud_lab.infra import hosts, pki
 
 VENV = config.CACHE_DIR / f"sushy-tools-{config.SUSHY_VERSION}"
 STAMP = VENV / ".complete"
@@ -93,14 +96,49 @@ def htpasswd() -> str:
     return f"{USERNAME}:{digest}\n"
 
 
+# Runs inside the sushy-tools venv: the fake driver, plus what a restart of a GPU server does to its kernel log.
+GPU_NODE_LAUNCHER = r'''
+import json, os, sys
+from sushy_tools.emulator import main as emulator
+from sushy_tools.emulator.resources.systems import fakedriver
+
+FAULTS = os.environ["GPUCLOUD_HOST_FAULTS"]
+STARTS = ("On", "ForceOn", "ForceRestart", "GracefulRestart", "PowerCycle")
+
+
+class LabGpuNodeDriver(fakedriver.FakeDriver):
+    def set_power_state(self, identity, state):
+        super().set_power_state(identity, state)
+        if state not in STARTS:
+            return
+        try:
+            with open(FAULTS) as fh:
+                faults = json.load(fh)
+        except (OSError, ValueError):
+            return
+        if faults.pop("xid", None) is not None:  # a new boot, a new kernel log
+            with open(FAULTS + ".tmp", "w") as fh:
+                json.dump(faults, fh)
+            os.replace(FAULTS + ".tmp", FAULTS)
+
+
+fakedriver.FakeDriver = LabGpuNodeDriver
+sys.argv = ["sushy-emulator", "--config", sys.argv[1]]
+sys.exit(emulator.main())
+'''
+
+
 def start(host: Host, auth: str) -> None:
     if daemon_pid(unit(host)):
         return
     directory = state_dir(host)
     write_file(directory / "htpasswd", auth, mode=0o600)
     write_file(directory / "emulator.conf", emulator_config(host))
-    start_daemon(unit(host), [str(VENV / "bin" / "sushy-emulator"), "--config", str(directory / "emulator.conf")],
-                 env={"TMPDIR": str(directory)})
+    write_file(directory / "gpu_node_bmc.py", GPU_NODE_LAUNCHER)
+    faults = hosts.root_dir(host) / "etc" / "gpucloud-lab" / "gpu-faults.json"
+    start_daemon(unit(host), [str(VENV / "bin" / "python"), str(directory / "gpu_node_bmc.py"),
+                              str(directory / "emulator.conf")],
+                 env={"TMPDIR": str(directory), "GPUCLOUD_HOST_FAULTS": str(faults)})
 
 
 # Runs inside the sushy-tools venv (no PyYAML there): the lab is reached through

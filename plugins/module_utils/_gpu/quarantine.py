@@ -4,8 +4,10 @@
 """The GPU health quarantine's record on a Node and its circuit breaker.
 
 A Node quarantined because of a GPU fault carries the annotations ``gpucloud.baremetal/quarantined-by:
-gpu-health``, ``-at`` (UTC, ``YYYY-MM-DDTHH:MM:SSZ``) and ``-reason``. The breaker counts the Nodes quarantined
-within the window and allows a new quarantine while there are fewer than ``max(1, floor(ratio x fleet))``
+gpu-health``, ``-at`` (UTC, ``YYYY-MM-DDTHH:MM:SSZ``) and ``-reason``; a Node given back keeps when its last
+quarantine began (``gpucloud.baremetal/last-quarantined-at``) and why. The breaker counts the Nodes quarantined
+within the window, those given back since included (a node repaired at once still counts until the window has
+passed: the healthy soak), and allows a new quarantine while there are fewer than ``max(1, floor(ratio x fleet))``
 (anchors: NVIDIA NVSentinel stops at 50 % within 5 minutes and waits for a manual reset; EKS node auto repair
 stops above 20 % unhealthy). A quarantine time that cannot be read counts as recent: the breaker errs on the side
 of taking fewer nodes out.
@@ -20,6 +22,7 @@ from typing import Any
 BY = "gpucloud.baremetal/quarantined-by"
 AT = "gpucloud.baremetal/quarantined-at"
 REASON = "gpucloud.baremetal/quarantine-reason"
+LAST_AT = "gpucloud.baremetal/last-quarantined-at"
 STAMP = "%Y-%m-%dT%H:%M:%SZ"
 
 
@@ -35,13 +38,15 @@ def breaker(nodes: list[Any], window_s: int, ratio: float, fleet: int,
     for node in nodes or []:
         meta = node.get("metadata", {}) if isinstance(node, dict) else {}
         notes = meta.get("annotations") or {}
-        if notes.get(BY) != "gpu-health":
-            continue
-        try:
-            at = datetime.datetime.strptime(str(notes.get(AT)), STAMP).replace(tzinfo=datetime.UTC)
-        except ValueError:
-            at = now
-        if (now - at).total_seconds() < window_s:
-            recent.append(str(meta.get("name")))
+        times = ([notes.get(AT)] if notes.get(BY) == "gpu-health" else []) + \
+            ([notes[LAST_AT]] if LAST_AT in notes else [])
+        for text in times:
+            try:
+                at = datetime.datetime.strptime(str(text), STAMP).replace(tzinfo=datetime.UTC)
+            except ValueError:
+                at = now
+            if (now - at).total_seconds() < window_s:
+                recent.append(str(meta.get("name")))
+                break
     limit = max(1, math.floor(fleet * ratio))
     return {"recent": sorted(recent), "limit": limit, "open": len(recent) >= limit, "now": stamp(now)}

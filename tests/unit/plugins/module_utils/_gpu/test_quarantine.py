@@ -37,3 +37,16 @@ def test_the_breaker_opens_at_the_limit_and_closes_after_the_window() -> None:
 
 def test_an_unreadable_time_counts_as_recent() -> None:
     assert quarantine.breaker([node("a", 0, at="yesterday")], 600, 0.1, 3, now=NOW)["recent"] == ["a"]
+
+
+def test_a_node_given_back_counts_until_the_window_has_passed() -> None:
+    back = {"metadata": {"name": "b", "annotations": {
+        quarantine.LAST_AT: quarantine.stamp(NOW - datetime.timedelta(minutes=3))}}}
+    old = {"metadata": {"name": "c", "annotations": {
+        quarantine.LAST_AT: quarantine.stamp(NOW - datetime.timedelta(minutes=30))}}}
+    got = quarantine.breaker([back, old], 600, 0.1, 3, now=NOW)
+    assert got["recent"] == ["b"] and got["open"]
+    # Quarantined again while its last one is recent: counted once.
+    notes = {**back["metadata"]["annotations"], quarantine.BY: "gpu-health", quarantine.AT: quarantine.stamp(NOW)}
+    again = {"metadata": {"name": "b", "annotations": notes}}
+    assert quarantine.breaker([again], 600, 0.1, 30, now=NOW)["recent"] == ["b"]
