@@ -205,9 +205,13 @@ def test_a_fatal_xid_gets_its_node_drained_within_60_s_repaired_and_back_through
     # A GPU gone for good (a restart does not bring it back): the same playbook, as the rulebook runs it (a breaker
     # window of 1 s lets it past), quarantines, power-cycles and gates the node, which fails: it stays out, marked.
     _fault(OTHER, "missing=1")
+    request = {"node": OTHER, "reason": "GpuFatalXid: GPU 0 reported Xid 48", "repair": True, "gpu_quarantine_window": 1}
     try:
-        replace = lab.playbook("playbooks/gpu_quarantine.yml", {
-            "node": OTHER, "reason": "GpuFatalXid: GPU 0 reported Xid 48", "repair": True, "gpu_quarantine_window": 1})
+        check = lab.playbook("playbooks/gpu_quarantine.yml", request, check=True)
+        assert check.rc == 0 and check.changed_tasks(), check.failures()
+        assert not _node(OTHER)["spec"].get("unschedulable"), "check mode cordoned the node"
+        assert not [k for k in _node(OTHER)["metadata"]["annotations"] if "quarantine" in k], "check mode wrote a record"
+        replace = lab.playbook("playbooks/gpu_quarantine.yml", request)
         message = " ".join(replace.failures())
         assert replace.rc != 0 and "failed the quick GPU gate after a power cycle" in message, message
         node = _node(OTHER)

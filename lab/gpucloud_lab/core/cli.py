@@ -118,12 +118,17 @@ def cmd_fault(args: argparse.Namespace) -> int:
             print(f"gpucloud-lab fault: {item!r}: allowed: clear, " + ", ".join(
                 f"{k}=VALUE ({what})" for k, what in FAULT_KEYS.items()))
             return 2
-        if key == "xid":
-            faults.setdefault("xid", []).append(int(value))
-        elif key == "dcgm_fail":
-            faults[key] = value
-        else:
-            faults[key] = int(value) if key == "missing" else float(value)
+        try:
+            if key == "xid":
+                faults.setdefault("xid", []).append(int(value))
+            elif key == "dcgm_fail":
+                faults[key] = value
+            else:
+                faults[key] = int(value) if key == "missing" else float(value)
+        except ValueError:
+            kind = "a whole number" if key in ("xid", "missing") else "a number"
+            print(f"gpucloud-lab fault: {item!r}: {key} takes {kind} ({FAULT_KEYS[key]}), not {value!r}")
+            return 2
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(faults, sort_keys=True) + "\n")
     print(f"{host.name}: simulated GPU faults {faults or 'none'}")

@@ -59,7 +59,13 @@ def dcgmi(argv: list[str]) -> int:
     if len(argv) < 1 or argv[0] != "diag" or "-r" not in argv:
         print("Usage: dcgmi diag -r <level> [-j] (gpucloud-lab simulation: only 'diag -r N -j')", file=sys.stderr)
         return 2
-    level = int(argv[argv.index("-r") + 1])
+    try:  # DCGM's run levels are 1-4 (DCGM user guide, "Run Levels"); dcgmi refuses any other
+        level = int(argv[argv.index("-r") + 1])
+    except (IndexError, ValueError):
+        level = 0
+    if not 1 <= level <= 4:
+        print("Error: the run level (-r) must be 1, 2, 3 or 4 (gpucloud-lab simulation of dcgmi)", file=sys.stderr)
+        return 255
     count, faults = _gpus()
     if count == 0:
         print("Error: No GPUs found on this system (gpucloud-lab simulation)", file=sys.stderr)
