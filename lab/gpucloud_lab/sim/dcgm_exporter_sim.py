@@ -18,8 +18,9 @@ shows up as a series, as it would from the real exporter:
   `# HELP` with the file's help text, `# TYPE`, labels `gpu`, `UUID`, `pci_bus_id`, `device`, `modelName`,
   `Hostname` (the node name: the operator sets NODE_NAME), and `container`, `namespace`, `pod` of the pod that
   holds the GPU (the kubelet's pod-resources API; here: the lab controller's list of the node's Running pods
-  that request `nvidia.com/gpu`, GPUs given in pod-name order). `DCGM_EXP_XID_ERRORS_COUNT` carries `xid` and
-  `window_size_in_ms` (300000: the exporter's default window), one series per Xid seen in the window.
+  that request `nvidia.com/gpu`, GPUs given in pod-name order), unless the ClusterPolicy's exporter env sets
+  DCGM_EXPORTER_KUBERNETES to false (the operator's daemonset sets it true). `DCGM_EXP_XID_ERRORS_COUNT` carries
+  `xid` and `window_size_in_ms` (300000: the exporter's default window), one series per Xid seen in the window.
 * Faults come from the host's /etc/gpucloud-lab/gpu-faults.json (`gpucloud-lab fault NODE xid=79 missing=1`):
   an Xid is reported on GPU 0 (as the simulated kernel log reports it), a missing GPU is not enumerated.
 
@@ -177,8 +178,10 @@ class DcgmExporters:
                 if host is None or "nvidia.com/gpu.count" not in node["metadata"].get("labels", {}) \
                         or not hosts.is_running(host):
                     continue
+                env = {e.get("name"): e.get("value") for e in exporter.get("env") or [] if isinstance(e, dict)}
+                attribution = str(env.get("DCGM_EXPORTER_KUBERNETES", "true")).lower() == "true"
                 want[name] = {"root": str(hosts.root_dir(host)), "ip": host.ip, "fields": fields,
-                              "pods": _gpu_pods(api, name)}
+                              "pods": _gpu_pods(api, name) if attribution else {}}
         for name, state in want.items():
             path = state_path(config.RUN_DIR, name)
             text = json.dumps(state, sort_keys=True)

@@ -51,6 +51,9 @@ spec:
     {{- if .Values.dcgmExporter.hostNetwork }}
     hostNetwork: {{ .Values.dcgmExporter.hostNetwork }}
     {{- end }}
+    {{- with .Values.dcgmExporter.env }}
+    env: {{ toJson . }}
+    {{- end }}
     {{- if .Values.dcgmExporter.serviceMonitor }}
     serviceMonitor: {{ toYaml .Values.dcgmExporter.serviceMonitor | nindent 6 }}
     {{- end }}
