@@ -529,6 +529,8 @@ def test_the_shipped_rulebook_is_valid_and_names_what_the_collection_has(monkeyp
     [rule] = rule_set.rules
     [action] = rule.actions
     assert action.action == "run_playbook" and action.action_args["name"] == "gpucloud.baremetal.gpu_quarantine"
+    # ansible-rulebook passes the rule set's hosts as the playbook's --limit: the repair play runs on the node.
+    assert rule_set.hosts == ["all"], rule_set.hosts
     assert set(action.action_args["extra_vars"]) == {"node", "reason", "repair"}
     assert action.action_args["extra_vars"]["repair"] is True
     monkeypatch.setenv("ANSIBLE_COLLECTIONS_PATH", _collections_path())
