@@ -106,6 +106,13 @@ def test_every_gpu_series_carries_its_tenant_and_each_tenant_sees_only_its_own(
             with pytest.raises(urllib.error.HTTPError) as denied:
                 query(base, "up", wrong)
             assert denied.value.code == 401
+    # Bad input is refused before anything changes, naming the field and what is allowed.
+    for extra, field in (({"gpu_monitoring_tenant_endpoints": {"nobody": 9300}}, "gpu_monitoring_tenant_endpoints"),
+                         ({"gpu_monitoring_rulebook_token": ""}, "gpu_monitoring_rulebook_token")):
+        refused = lab.playbook("playbooks/monitoring.yml", extra)
+        message = " ".join(refused.failures())
+        assert refused.rc != 0 and not refused.hosts_with("changed"), refused.changed_tasks()
+        assert field in message and "Nothing was changed" in message, message
     other = next(t for t in SETTINGS["gpu_monitoring_tenant_endpoints"] if t != SHARED_TENANT)
     with pytest.raises(urllib.error.HTTPError) as denied:  # one tenant's password opens no other tenant's endpoint
         query(tenant_endpoint(SHARED_TENANT)[0], "up", (other, tenant_endpoint(other)[1][1]))
