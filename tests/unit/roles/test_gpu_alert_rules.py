@@ -4,26 +4,17 @@ promtool: the file loads as Prometheus loads it (``promtool check rules``) and e
 where the test series of data/gpu-alerts.test.yml say (``promtool test rules``)."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.support.ci import IN_CI
+from tests.support.tools import require
 
 REPO = Path(__file__).resolve().parents[3]
 RULES = REPO / "roles" / "gpu_operator" / "files" / "prometheus-rules-gpucloud-v1.yml"
 TESTS = Path(__file__).parent / "data" / "gpu-alerts.test.yml"
-
-
-def promtool() -> str:
-    path = shutil.which("promtool")
-    if path is None:  # a failure in CI (tests/support/ci.py), a stated skip elsewhere
-        reason = "promtool is not installed (bindep.txt: Debian's prometheus package)"
-        pytest.fail(reason) if IN_CI else pytest.skip(reason)
-    return str(path)
 
 
 def _alerts() -> list[str]:
@@ -31,12 +22,12 @@ def _alerts() -> list[str]:
 
 
 def test_the_rules_load_as_prometheus_loads_them() -> None:
-    run = subprocess.run([promtool(), "check", "rules", str(RULES)], capture_output=True, text=True, check=False)
+    run = subprocess.run([require("promtool"), "check", "rules", str(RULES)], capture_output=True, text=True, check=False)
     assert run.returncode == 0 and f"SUCCESS: {len(_alerts())} rules found" in run.stdout, run.stdout + run.stderr
 
 
 def test_every_alert_fires_where_it_should_and_nowhere_else() -> None:
-    run = subprocess.run([promtool(), "test", "rules", TESTS.name], cwd=TESTS.parent, capture_output=True,
+    run = subprocess.run([require("promtool"), "test", "rules", TESTS.name], cwd=TESTS.parent, capture_output=True,
                          text=True, check=False)
     assert run.returncode == 0 and "SUCCESS" in run.stdout, run.stdout + run.stderr
     tests = yaml.safe_load(TESTS.read_text())
@@ -59,7 +50,7 @@ def test_a_wrong_expectation_fails_promtool(tmp_path: Path) -> None:
                         "gpucloud_action": "drain_reset_gpu"}}]}]
     tests["tests"] = [case]
     (tmp_path / "wrong.test.yml").write_text(yaml.safe_dump(tests))
-    run = subprocess.run([promtool(), "test", "rules", "wrong.test.yml"], cwd=tmp_path, capture_output=True,
+    run = subprocess.run([require("promtool"), "test", "rules", "wrong.test.yml"], cwd=tmp_path, capture_output=True,
                          text=True, check=False)
     output = run.stdout + run.stderr
     assert run.returncode != 0 and "FAILED" in output and "alertname: GpuFatalXid" in output, output

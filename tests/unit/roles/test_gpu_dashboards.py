@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 import yaml
 
-from tests.support.ci import IN_CI
+from tests.support.tools import require
 
 ROLE = Path(__file__).parents[3] / "roles" / "gpu_monitoring"
 DASHBOARDS = sorted((ROLE / "files" / "dashboards").glob("*.json"))
@@ -55,10 +53,7 @@ def test_no_query_uses_gpu_utilisation_and_every_series_is_collected() -> None:
 
 
 def test_every_query_parses_as_prometheus_parses_it(tmp_path: Path) -> None:
-    promtool = shutil.which("promtool")
-    if promtool is None:  # a failure in CI (tests/support/ci.py), a stated skip elsewhere
-        reason = "promtool is not installed (bindep.txt: Debian's prometheus package)"
-        pytest.fail(reason) if IN_CI else pytest.skip(reason)
+    promtool = require("promtool")
     rules = []
     for path in DASHBOARDS:
         for n, query in enumerate(queries(path)):

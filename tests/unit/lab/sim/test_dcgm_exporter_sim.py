@@ -5,14 +5,12 @@ and Prometheus' own parser (`promtool check metrics`) reads what it serves."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 from gpucloud_lab.sim import dcgm_exporter_sim as sim
 
-from tests.support.ci import IN_CI
+from tests.support.tools import require
 
 PROFILE = Path(__file__).parents[4] / "roles" / "gpu_operator" / "files" / "dcgm-metrics-gpucloud-v1.csv"
 
@@ -54,10 +52,7 @@ def test_without_a_counter_file_it_serves_the_exporter_defaults(tmp_path: Path) 
 
 
 def test_prometheus_parses_what_it_serves(tmp_path: Path) -> None:
-    promtool = shutil.which("promtool")
-    if promtool is None:  # a failure in CI (tests/support/ci.py), a stated skip elsewhere
-        reason = "promtool is not installed (bindep.txt: Debian's prometheus package)"
-        pytest.fail(reason) if IN_CI else pytest.skip(reason)
+    promtool = require("promtool")
     root = host(tmp_path, 8, {"xid": [79]})
     text = sim.render("gpu2", {"root": str(root), "fields": sim.read_counters(PROFILE.read_text()),
                                "pods": {"0": {"pod": "p", "namespace": "n", "container": "c"}}}, started=0)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 import socket
 import subprocess
 import threading
@@ -26,19 +25,11 @@ import yaml
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._gpu import monitoring
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._gpu.errors import MonitoringError
-from tests.support.ci import IN_CI
+from tests.support.tools import require
 
 TENANTS = [{"name": "acme", "isolation": "private", "namespace": "tenant-acme"},
            {"name": "beta", "isolation": "shared", "namespace": "tenant-beta"},
            {"name": "beta-2", "isolation": "shared", "namespace": "tenant-beta-2"}]
-
-
-def binary(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:  # a failure in CI (tests/support/ci.py), a stated skip elsewhere
-        reason = f"{name} is not installed (bindep.txt: Debian's prometheus / prometheus-alertmanager packages)"
-        pytest.fail(reason) if IN_CI else pytest.skip(reason)
-    return str(path)
 
 
 def free_port() -> int:
@@ -130,14 +121,14 @@ def start_prometheus(tmp: Path, name: str, config: dict, web: dict | None = None
     folder = tmp / name
     folder.mkdir()
     (folder / "prometheus.yml").write_text(yaml.safe_dump(config))
-    check = subprocess.run([binary("promtool"), "check", "config", str(folder / "prometheus.yml")],
+    check = subprocess.run([require("promtool"), "check", "config", str(folder / "prometheus.yml")],
                            capture_output=True, text=True, check=False)
     assert check.returncode == 0, check.stdout + check.stderr
-    args = [binary("prometheus"), f"--config.file={folder / 'prometheus.yml'}", f"--storage.tsdb.path={folder / 'data'}",
+    args = [require("prometheus"), f"--config.file={folder / 'prometheus.yml'}", f"--storage.tsdb.path={folder / 'data'}",
             f"--web.listen-address=127.0.0.1:{port}"]
     if web is not None:
         (folder / "web.yml").write_text(yaml.safe_dump(web))
-        check = subprocess.run([binary("promtool"), "check", "web-config", str(folder / "web.yml")],
+        check = subprocess.run([require("promtool"), "check", "web-config", str(folder / "web.yml")],
                                capture_output=True, text=True, check=False)
         assert check.returncode == 0, check.stdout + check.stderr
         args.append(f"--web.config.file={folder / 'web.yml'}")
@@ -225,11 +216,11 @@ def test_amtool_accepts_the_alertmanager_configuration_the_role_writes(tmp_path:
     assert role_vars["gpu_monitoring__healing_route"]["matchers"] == config["route"]["routes"][0]["matchers"]
     (tmp_path / "token").write_text("t")
     (tmp_path / "alertmanager.yml").write_text(yaml.safe_dump(config))
-    run = subprocess.run([binary("amtool"), "check-config", str(tmp_path / "alertmanager.yml")],
+    run = subprocess.run([require("amtool"), "check-config", str(tmp_path / "alertmanager.yml")],
                          capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stdout + run.stderr
     config["route"]["routes"][0]["matchers"] = ["gpucloud_action=~drain_reset_gpu|("]
     (tmp_path / "alertmanager.yml").write_text(yaml.safe_dump(config))
-    run = subprocess.run([binary("amtool"), "check-config", str(tmp_path / "alertmanager.yml")],
+    run = subprocess.run([require("amtool"), "check-config", str(tmp_path / "alertmanager.yml")],
                          capture_output=True, text=True, check=False)
     assert run.returncode != 0
