@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import fcntl
+import os
 import shutil
 import uuid
 from pathlib import Path
@@ -12,7 +13,7 @@ from gpucloud_lab.core import config, secrets
 from gpucloud_lab.core.components import Row
 from gpucloud_lab.core.config import Host
 from gpucloud_lab.core.util import daemon_pid, port_open, run, say, start_daemon, stop_unit, wait_for, write_file
-from gpucloud_lab.infra import net, rootfs
+from gpucloud_lab.infra import net, pki, rootfs
 
 
 def host_dir(host: Host) -> Path:
@@ -87,7 +88,27 @@ def write_identity(host: Host) -> None:
     ssh_dir = root / "root" / ".ssh"
     ssh_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     write_file(ssh_dir / "authorized_keys", pub, mode=0o600)
+    write_host_certificate(host)
     write_file(root / "etc" / "machine-id", uuid.uuid4().hex + "\n", mode=0o444)
+
+
+HOST_CERT_DIR = Path("etc/ssl/gpucloud-lab")  # on each lab host: host.crt, host.key
+
+
+def write_host_certificate(host: Host) -> None:
+    """The site PKI's part, which the collection leaves to the site: each server's own TLS certificate (its names
+    and address, signed by the lab CA) and key, where a site's PKI agent would put them. The key is readable by
+    group prometheus (the monitoring host's tenant endpoints serve HTTPS with it: role gpu_monitoring checks that
+    Prometheus can read it and never copies it)."""
+    pki.ensure_ca()
+    cert, key = pki.issue(f"host-{host.name}", f"/CN={host.name}.{config.DOMAIN}",
+                          [f"DNS:{host.name}", f"DNS:{host.name}.{config.DOMAIN}", f"IP:{host.ip}"], server=True)
+    folder = root_dir(host) / HOST_CERT_DIR
+    write_file(folder / "host.crt", cert.read_text())
+    write_file(folder / "host.key", key.read_text(), mode=0o640)
+    groups = (root_dir(host) / "etc" / "group").read_text().splitlines()
+    gid = next((int(line.split(":")[2]) for line in groups if line.startswith("prometheus:")), 0)
+    os.chown(folder / "host.key", 0, gid)
 
 
 def nspawn_command(host: Host) -> list[str]:

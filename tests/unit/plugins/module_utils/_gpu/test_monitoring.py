@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -116,6 +117,15 @@ def fixture_exporters() -> Iterator[int]:
         server.shutdown()
 
 
+def certificate(tmp: Path) -> tuple[Path, Path]:
+    """A self-signed server certificate for 127.0.0.1 and its key (what a site's PKI would deliver)."""
+    cert, key = tmp / "tls.crt", tmp / "tls.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=monitoring",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], capture_output=True, check=True)
+    return cert, key
+
+
 def start_prometheus(tmp: Path, name: str, config: dict, web: dict | None = None) -> tuple[subprocess.Popen, int]:
     port = free_port()
     folder = tmp / name
@@ -136,20 +146,22 @@ def start_prometheus(tmp: Path, name: str, config: dict, web: dict | None = None
     return proc, port
 
 
-def query(port: int, expr: str, auth: tuple[str, str] | None = None) -> list[dict]:
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/query?query={urllib.request.quote(expr)}")
+def query(port: int, expr: str, auth: tuple[str, str] | None = None, tls: ssl.SSLContext | None = None) -> list[dict]:
+    scheme = "https" if tls else "http"
+    request = urllib.request.Request(f"{scheme}://127.0.0.1:{port}/api/v1/query?query={urllib.request.quote(expr)}")
     if auth:
         request.add_header("Authorization", "Basic " + base64.b64encode(":".join(auth).encode()).decode())
-    with urllib.request.urlopen(request, timeout=5) as answer:
+    with urllib.request.urlopen(request, timeout=5, context=tls) as answer:
         return [item["metric"] for item in json.load(answer)["data"]["result"]]
 
 
-def wait_for_series(port: int, expr: str, count: int, auth: tuple[str, str] | None = None) -> list[dict]:
+def wait_for_series(port: int, expr: str, count: int, auth: tuple[str, str] | None = None,
+                    tls: ssl.SSLContext | None = None) -> list[dict]:
     deadline = time.monotonic() + 30
     found: list[dict] = []
     while time.monotonic() < deadline:
         try:
-            found = query(port, expr, auth)
+            found = query(port, expr, auth, tls)
         except (urllib.error.URLError, ConnectionError):
             found = []
         if len(found) >= count:
@@ -178,22 +190,30 @@ def test_prometheus_stamps_the_tenant_from_the_fleet_and_a_tenant_sees_only_its_
         # Hostname is the fleet's node of the target: the private node cannot pass as gpu2.
         assert by_uuid["GPU-A0"]["Hostname"] == "gpu1" and by_uuid["GPU-0"]["Hostname"] == "gpu2"
 
-        # Each tenant's own Prometheus: federated from the operator's, its series only, behind its password.
+        # Each tenant's own Prometheus: federated from the operator's, its series only, behind its password, over
+        # HTTPS with the site's certificate (the web configuration role gpu_monitoring writes, tasks/tenants.yml).
         password = "p" * 24
-        web = {"basic_auth_users": {"beta": monitoring.bcrypt_hash(password)}}
+        cert, key = certificate(tmp_path)
+        web = {"basic_auth_users": {"beta": monitoring.bcrypt_hash(password)},
+               "tls_server_config": {"cert_file": str(cert), "key_file": str(key), "min_version": "TLS12"}}
         proc, beta_port = start_prometheus(tmp_path, "beta", monitoring.tenant_federation(
             "beta", f"127.0.0.1:{operator_port}", "1s"), web)
         procs.append(proc)
-        mine = wait_for_series(beta_port, '{__name__="DCGM_FI_DEV_GPU_UTIL"}', 1, ("beta", password))
+        tls = ssl.create_default_context(cafile=str(cert))
+        mine = wait_for_series(beta_port, '{__name__="DCGM_FI_DEV_GPU_UTIL"}', 1, ("beta", password), tls)
         time.sleep(2.5)  # more federation rounds: nothing else may arrive
-        mine = query(beta_port, '{__name__=~"DCGM_.+"}', ("beta", password))
+        mine = query(beta_port, '{__name__=~"DCGM_.+"}', ("beta", password), tls)
         assert {(s["__name__"], s["UUID"], s["tenant"]) for s in mine} == {("DCGM_FI_DEV_GPU_UTIL", "GPU-0", "beta")}
         with pytest.raises(urllib.error.HTTPError) as denied:
-            query(beta_port, "up", ("beta", "wrong-password-123456"))
+            query(beta_port, "up", ("beta", "wrong-password-123456"), tls)
         assert denied.value.code == 401
         with pytest.raises(urllib.error.HTTPError) as denied:
-            query(beta_port, "up")
+            query(beta_port, "up", None, tls)
         assert denied.value.code == 401
+        # No password in clear: plain HTTP gets Go's "HTTP request to an HTTPS server" answer, never the API.
+        with pytest.raises(urllib.error.HTTPError) as plain:
+            query(beta_port, "up", ("beta", password))
+        assert plain.value.code == 400
     finally:
         for proc in procs:
             proc.terminate()
