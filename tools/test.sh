@@ -27,21 +27,44 @@ gate() {
 }
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+background=
+# An interrupted or failed run (Ctrl-C, a CI timeout's SIGTERM) stops the background tier too, and takes down
+# a lab that this run brought up (pytest, killed, cannot run its lab fixture's teardown): nothing keeps running
+# or holds the lab's namespaces after this script has gone.
+# shellcheck disable=SC2317  # run by the EXIT trap
+stop_background() {
+  if [ -n "$background" ] && kill -0 "$background" 2>/dev/null; then
+    kill -TERM -- "-$background" 2>/dev/null
+    wait "$background" 2>/dev/null
+    if [ -e "$work/lab-started" ] && [ ! -e "$work/lab-was-up" ]; then
+      echo "interrupted: taking down the lab this run started" >&2
+      lab/gpucloud-lab down >/dev/null 2>&1
+    fi
+  fi
+  rm -rf "$work"
+}
+trap stop_background EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 lab_tier=(python -m pytest tests -m lab -q -rs -p no:cacheprovider --durations=30)
 # Each background step writes "<rc> <seconds>" when it ends; the lab tier's output goes to a file that is
-# shown (and followed) once the lab-free tier is done.
+# shown (and followed) once the lab-free tier is done. Job control on for this one job: it runs in a process
+# group of its own, which stop_background ends as a whole (pytest, ansible-runner and their children).
+set -m
 (
   start=$(date +%s)
   lab/gpucloud-lab prepare >"$work/prepare.log" 2>&1
   rc=$?
   echo "$rc $(($(date +%s) - start))" >"$work/prepare.rc"
   [ "$rc" = 0 ] || exit 0
+  if lab/gpucloud-lab status >/dev/null 2>&1; then touch "$work/lab-was-up"; fi
+  touch "$work/lab-started"
   start=$(date +%s)
   "${lab_tier[@]}" >"$work/lab.log" 2>&1
   echo "$? $(($(date +%s) - start))" >"$work/lab.rc"
 ) &
 background=$!
+set +m
 
 gate ruff ruff check --no-cache .
 gate ansible-lint ansible-lint --profile production
