@@ -31,6 +31,7 @@ import pytest
 
 from tests.integration.awx import STAGES, TEMPLATES, TIMES, Awx, awx_fleet, lab_inputs, stored_inventory
 from tests.integration.lab import VERBOSITY, Lab, PlaybookRun, RunRecord, config, leftovers
+from tests.support.ci import IN_CI
 
 REPO = Path(__file__).resolve().parents[2]
 LAB_CMD = REPO / "lab" / "gpucloud-lab"
@@ -107,7 +108,7 @@ def _start_boot_chain(lab: Lab) -> BootChain:
 def lab(request: pytest.FixtureRequest) -> Iterator[Lab]:
     """The running lab (started here unless it already was)."""
     was_up = _lab("status", check=False) == 0
-    if os.environ.get("CI", "").lower() == "true":
+    if IN_CI:
         # CI starts from a fresh lab: state left by an earlier run (a lab that is up, or half up after a killed
         # run, which `status` does not call running) must not decide any result. (On a fresh machine there is
         # nothing to take down; `up` below fails loudly if something is left that it cannot start over.)

@@ -28,7 +28,7 @@ import aiohttp
 import pytest
 import yaml
 
-from tests.support.ci import IN_CI
+from tests.support import tools
 
 REPO = Path(__file__).resolve().parents[3]
 PLUGIN = REPO / "extensions" / "eda" / "plugins" / "event_source" / "gpu_alerts.py"
@@ -453,11 +453,8 @@ def test_the_plugin_documents_its_options() -> None:
 
 
 def _rulebook_cli() -> str:
-    path = shutil.which("ansible-rulebook", path=os.path.dirname(sys.executable)) or shutil.which("ansible-rulebook")
-    if path is None or shutil.which("java") is None:
-        reason = "ansible-rulebook (tests/requirements.txt) or Java 17 (bindep.txt) is not installed"
-        pytest.fail(reason) if IN_CI else pytest.skip(reason)
-    return str(path)
+    tools.require("java")
+    return tools.require("ansible-rulebook")
 
 
 def _collections_path() -> str:

@@ -5,7 +5,6 @@ objects, and the refusals before any change."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -26,19 +25,13 @@ LAB_CHART = REPO / "lab" / "charts" / "vcluster"
 VERSIONS = [PINNED, "0.30.0"]
 PRO = {"pro_image": "ghcr.io/loft-sh/vcluster-pro:%s" % PINNED, "platform_secret": "platform-key"}
 
-try:
-    import jsonschema
-except ImportError:  # an error in CI, which installs tests/requirements.txt
-    if os.environ.get("CI"):
-        raise
-    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed (tests/requirements.txt)")
+# A stated skip where it is missing; in CI, which installs tests/requirements.txt, any skip fails (tests/support/ci.py).
+jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed (tests/requirements.txt)")
 
 
 def schema_of(version: str) -> dict:
     path = UPSTREAM / ("v" + version) / "values.schema.json"
     if not path.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"the upstream vCluster schema of {version} is missing in CI: {path}")
         pytest.skip(f"UPSTREAM SCHEMA MISSING: {path} (../shared/upstream); vcluster.yaml not checked against it")
     return json.loads(path.read_text())
 

@@ -8,7 +8,6 @@ that requests CPU. Every generated Queue is held against the Queue CRD of the pi
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -28,12 +27,8 @@ KAI_VERSION = yaml.safe_load((REPO / "roles" / "kai_scheduler" / "defaults" / "m
 UPSTREAM = upstream.release("kai-scheduler", KAI_VERSION)
 UNLIMITED = {"quota": -1, "limit": -1}
 
-try:
-    import jsonschema
-except ImportError:  # an error in CI, which installs tests/requirements.txt
-    if os.environ.get("CI"):
-        raise
-    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed (tests/requirements.txt)")
+# A stated skip where it is missing; in CI, which installs tests/requirements.txt, any skip fails (tests/support/ci.py).
+jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed (tests/requirements.txt)")
 
 
 def tenant(name: str, quota: int, limit: int = -1, weight: int = 1, **extra) -> dict:
@@ -45,8 +40,6 @@ def tenant(name: str, quota: int, limit: int = -1, weight: int = 1, **extra) -> 
 def queue_crd_schema() -> dict:
     path = UPSTREAM / "scheduling.run.ai_queues.crd.yaml"
     if not path.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"the upstream KAI Queue CRD of the pinned {KAI_VERSION} is missing in CI: {path}")
         pytest.skip(f"UPSTREAM CRD MISSING: {path} (../shared/upstream); queues not checked against it")
     crd = yaml.safe_load(path.read_text())
     return next(v for v in crd["spec"]["versions"] if v["name"] == "v2")["schema"]["openAPIV3Schema"]

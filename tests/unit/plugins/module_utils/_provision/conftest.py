@@ -18,11 +18,9 @@ KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGpucloudtestkey ops@example"
 
 
 def require(tool: str) -> str:
-    """The tool's path; skipped with the reason where it is missing, an error in CI (bindep.txt has it)."""
+    """The tool's path; skipped with the reason where it is missing, a failure in CI (tests/support/ci.py; bindep.txt has it)."""
     path = shutil.which(tool) or (f"/usr/sbin/{tool}" if os.path.exists(f"/usr/sbin/{tool}") else None)
     if path is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"{tool} is not installed (bindep.txt)")
         pytest.skip(f"{tool} is not installed (bindep.txt)")
     return path
 
