@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The GPU health quarantine's circuit breaker: filter gpu_quarantine_breaker (role gpu_quarantine)."""
+"""The GPU health quarantine's circuit breakers (the fleet's and the node's group's): filter gpu_quarantine_breaker
+(role gpu_quarantine)."""
 
 from __future__ import annotations
 
@@ -12,14 +13,23 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._gpu.quarantine import breaker
 
 
-def _gpu_quarantine_breaker(nodes: Any, window_s: Any, ratio: Any, fleet: Any) -> dict:
+def _names(value: Any, what: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise AnsibleFilterError("gpu_quarantine_breaker: %s must be a list of node names" % what)
+    return value
+
+
+def _gpu_quarantine_breaker(records: Any, window_s: Any, ratio: Any, fleet: Any, group: Any = None,
+                            group_name: Any = "") -> dict:
     try:
-        window, share, size = int(window_s), float(ratio), int(fleet)
+        window, share = int(window_s), float(ratio)
     except (TypeError, ValueError):
-        raise AnsibleFilterError("gpu_quarantine_breaker: window, ratio and fleet size must be numbers") from None
-    if not isinstance(nodes, list):
-        raise AnsibleFilterError("gpu_quarantine_breaker: expects the list of Nodes (k8s_info resources)")
-    return breaker(nodes, window, share, size)
+        raise AnsibleFilterError("gpu_quarantine_breaker: window and ratio must be numbers") from None
+    if not isinstance(records, list):
+        raise AnsibleFilterError("gpu_quarantine_breaker: expects the list of records (Nodes, ConfigMaps: "
+                                 "k8s_info resources)")
+    return breaker(records, window, share, _names(fleet, "fleet"),
+                   None if group is None else _names(group, "group"), str(group_name))
 
 
 class FilterModule:

@@ -268,3 +268,80 @@ def test_a_gpu_fault_quarantines_its_node_within_the_breaker_and_the_gate_brings
     assert not node["spec"].get("unschedulable") and node["metadata"]["labels"]["gpucloud.baremetal/gpu-gate"] == \
         "passed", node
     assert not [k for k in _annotations("gpu2") if k.startswith("gpucloud.baremetal/quarantine")], _annotations("gpu2")
+
+
+ACME = Path.home() / ".kube" / "gpucloud" / "lab" / "acme.kubeconfig"  # what the session's site.yml exported
+RECORD = ("-n", "kube-system", "configmap", "gpucloud-quarantine-gpu1")
+
+
+def _acme_node() -> dict:
+    return json.loads(kubectl("get", "node", "gpu1", "-o", "json", kubeconfig=ACME).stdout)
+
+
+def _record() -> dict:
+    found = kubectl("get", *RECORD, "-o", "json", check=False)
+    return json.loads(found.stdout) if found.returncode == 0 else {}
+
+
+def test_a_private_node_is_quarantined_in_its_tenants_cluster_within_its_tenants_and_the_fleets_breakers(
+        lab: Lab, converged: Converged) -> None:
+    """gpu1, acme's private node (a Node of acme's cluster, not of the host cluster): gpu_quarantine.yml cordons it
+    there, records why on it, and records the quarantine in the host cluster too (kube-system ConfigMap), which is
+    what the breakers read - acme is admin of its own cluster and could write anything on its Node. The fleet's
+    breaker (gpu1-gpu3: max(1, 10 %) = 1) then refuses gpu2 of the shared pool, whose own breaker has room; once
+    gpu1 is given back, acme's own breaker (1 node: 1) refuses gpu1 again within the window."""
+    reason = "GpuFatalXid: Xid 48 (double bit ECC error) on GPU 2"
+    assert ACME.exists(), f"the session's site.yml exported no kubeconfig for acme at {ACME}"
+    assert not _acme_node()["spec"].get("unschedulable") and not _record()
+    try:
+        check = lab.playbook("playbooks/gpu_quarantine.yml", {"node": "gpu1", "reason": reason}, check=True)
+        assert check.rc == 0 and check.changed_tasks(), check.failures()
+        assert not _acme_node()["spec"].get("unschedulable") and not _record(), "check mode changed something"
+
+        done = lab.playbook("playbooks/gpu_quarantine.yml", {"node": "gpu1", "reason": reason})
+        assert done.rc == 0, done.failures()
+        node = _acme_node()
+        notes = node["metadata"].get("annotations") or {}
+        assert node["spec"].get("unschedulable") is True, node["spec"]
+        assert notes.get("gpucloud.baremetal/quarantined-by") == "gpu-health", notes
+        assert notes.get("gpucloud.baremetal/quarantine-reason") == reason, notes
+        record = _record()
+        assert record["metadata"]["labels"]["gpucloud.baremetal/tenant"] == "acme", record["metadata"]
+        assert record["metadata"]["labels"]["gpucloud.baremetal/node"] == "gpu1", record["metadata"]
+        held = record["metadata"]["annotations"]
+        assert held["gpucloud.baremetal/quarantined-by"] == "gpu-health" and \
+            held["gpucloud.baremetal/quarantined-at"] == notes["gpucloud.baremetal/quarantined-at"], held
+        again = lab.playbook("playbooks/gpu_quarantine.yml", {"node": "gpu1", "reason": reason})
+        assert again.rc == 0 and not again.changed_tasks(), (again.failures(), again.changed_tasks())
+
+        # The tenant takes its own quarantine mark off its Node: the fleet's breaker still counts gpu1 (it reads the
+        # host cluster's record), and refuses gpu2, touching nothing.
+        kubectl("annotate", "node", "gpu1", "gpucloud.baremetal/quarantined-at=2001-01-01T00:00:00Z", "--overwrite",
+                kubeconfig=ACME)
+        refused = lab.playbook("playbooks/gpu_quarantine.yml", {"node": "gpu2", "reason": "GpuFatalXid: Xid 48"})
+        message = " ".join(refused.failures())
+        assert refused.rc != 0 and "circuit breaker open (the fleet)" in message, message
+        assert "gpu1" in message and "gpu2 was NOT quarantined" in message, message
+        assert not _node("gpu2")["spec"].get("unschedulable"), "the open breaker let gpu2 be cordoned"
+
+        released = lab.playbook("playbooks/gpu_quarantine.yml", {"node": "gpu1", "gpu_quarantine_state": "released"})
+        assert released.rc == 0, released.failures()
+        assert not _acme_node()["spec"].get("unschedulable"), "gpu1 was not given back"
+        ended = _record()["metadata"]["annotations"]
+        assert "gpucloud.baremetal/quarantined-by" not in ended, ended
+        assert ended["gpucloud.baremetal/last-quarantined-at"] == held["gpucloud.baremetal/quarantined-at"], ended
+
+        # Given back, still within the window: acme's own breaker (one node) refuses it.
+        refused = lab.playbook("playbooks/gpu_quarantine.yml", {"node": "gpu1", "reason": reason})
+        message = " ".join(refused.failures())
+        assert refused.rc != 0 and "circuit breaker open (tenant acme)" in message, message
+        assert not _acme_node()["spec"].get("unschedulable")
+    finally:
+        if (_acme_node()["metadata"].get("annotations") or {}).get("gpucloud.baremetal/quarantined-by"):
+            lab.playbook("playbooks/gpu_quarantine.yml", {"node": "gpu1", "gpu_quarantine_state": "released"})
+        # The breakers' manual reset (later tests quarantine within the window), and acme's Node as it was.
+        kubectl("delete", *RECORD, "--ignore-not-found")
+        kubectl("annotate", "node", "gpu1", "gpucloud.baremetal/last-quarantined-at-",
+                "gpucloud.baremetal/last-quarantine-reason-", "gpucloud.baremetal/quarantined-at-", kubeconfig=ACME)
+        kubectl("uncordon", "gpu1", kubeconfig=ACME)
+
