@@ -336,6 +336,21 @@ def test_a_private_node_is_quarantined_in_its_tenants_cluster_within_its_tenants
         message = " ".join(refused.failures())
         assert refused.rc != 0 and "circuit breaker open (tenant acme)" in message, message
         assert not _acme_node()["spec"].get("unschedulable")
+
+        # The repair, as the rulebook asks it (a breaker window of 1 s lets it past): quarantined, power-cycled
+        # through gpu1's BMC, its GPUs awaited and the quick gate run against acme's cluster; the pass gives it back
+        # there and ends the host cluster's record.
+        repaired = lab.playbook("playbooks/gpu_quarantine.yml", {"node": "gpu1", "reason": reason, "repair": True,
+                                                                 "gpu_quarantine_window": 1})
+        assert repaired.rc == 0, repaired.failures()
+        assert "Power-cycle the node over Redfish" in repaired.changed_tasks("gpu1"), repaired.changed_tasks()
+        node = _acme_node()
+        assert not node["spec"].get("unschedulable") and \
+            node["metadata"]["labels"].get("gpucloud.baremetal/gpu-gate") == "passed", node["metadata"]
+        assert not [k for k in node["metadata"].get("annotations") or {} if k.startswith("gpucloud.baremetal/quarantine")]
+        ended = _record()["metadata"]["annotations"]
+        assert "gpucloud.baremetal/quarantined-by" not in ended and \
+            ended["gpucloud.baremetal/last-quarantine-reason"] == reason, ended
     finally:
         if (_acme_node()["metadata"].get("annotations") or {}).get("gpucloud.baremetal/quarantined-by"):
             lab.playbook("playbooks/gpu_quarantine.yml", {"node": "gpu1", "gpu_quarantine_state": "released"})
