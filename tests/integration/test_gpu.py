@@ -359,4 +359,3 @@ def test_a_private_node_is_quarantined_in_its_tenants_cluster_within_its_tenants
         kubectl("annotate", "node", "gpu1", "gpucloud.baremetal/last-quarantined-at-",
                 "gpucloud.baremetal/last-quarantine-reason-", "gpucloud.baremetal/quarantined-at-", kubeconfig=ACME)
         kubectl("uncordon", "gpu1", kubeconfig=ACME)
-

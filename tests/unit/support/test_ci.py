@@ -60,9 +60,9 @@ def test_only_tests_gpu_may_skip_in_ci() -> None:
 def test_ci_is_detected_in_one_place() -> None:
     """Only tests/support/ci.py reads CI from the environment: a test of its own that fails instead of skipping in
     CI would be a second rule (and one that reads CI=1 differently from CI=true)."""
+    probes = ('environ.get("CI"', "environ['CI']", 'environ["CI"]', 'getenv("CI"')
     readers = [str(path.relative_to(ci.ROOT)) for folder in ("tests", "lab", "tools")
                for path in (ci.ROOT / folder).rglob("*.py")
-               if path != Path(ci.__file__) and path != Path(__file__)
-               and any(probe in path.read_text() for probe in ('environ.get("CI"', "environ['CI']", 'environ["CI"]',
-                                                                'getenv("CI"'))]
+               if path not in (Path(ci.__file__), Path(__file__))
+               and any(probe in path.read_text() for probe in probes)]
     assert readers == []

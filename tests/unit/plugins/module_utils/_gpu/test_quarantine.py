@@ -62,7 +62,7 @@ def test_a_node_given_back_counts_until_the_window_has_passed() -> None:
     # Quarantined again while its last one is recent: counted once.
     notes = {**back["metadata"]["annotations"], quarantine.BY: "gpu-health", quarantine.AT: quarantine.stamp(NOW)}
     again = {"metadata": {"name": "b", "annotations": notes}}
-    assert quarantine.breaker([again], 600, 0.1, fleet(29) + ["b"], now=NOW)["recent"] == ["b"]
+    assert quarantine.breaker([again], 600, 0.1, [*fleet(29), "b"], now=NOW)["recent"] == ["b"]
 
 
 def test_a_tenant_stops_at_its_own_share_while_the_fleet_has_room() -> None:
