@@ -23,9 +23,12 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 else
   echo "not root or not Debian: install the packages of bindep.txt yourself" >&2
 fi
-# FRR's daemons are only used as parsers by the tests; keep the service itself off.
+# FRR's daemons are only used as parsers by the tests; keep the service itself off. Debian's docker-registry
+# service would listen on port 5000 of every address: the lab starts its own registry on its lab address.
 if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
-  systemctl disable --now frr >/dev/null 2>&1 || true
+  systemctl disable --now frr docker-registry >/dev/null 2>&1 || true
+elif pgrep -f '^/usr/bin/docker-registry serve /etc/docker/registry/config.yml' >/dev/null; then
+  /etc/init.d/docker-registry stop >/dev/null 2>&1 || true
 fi
 
 # 2. Python virtual environment: tests/requirements.lock (requirements.txt + tests/requirements.txt, pinned

@@ -3,7 +3,9 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 #
 # Build kube-apiserver, kube-controller-manager, kubeadm and kubectl from Debian's
-# `kubernetes` source package, once.  Usage: build-kubernetes.sh DEST_DIR
+# `kubernetes` source package, once, and the pause container's binary (build/pause,
+# C, static) that the lab's site registry serves as registry.k8s.io/pause.
+# Usage: build-kubernetes.sh DEST_DIR
 # A private apt configuration (deb-src for the same mirror) keeps the
 # machine's own apt sources untouched.
 set -euo pipefail
@@ -36,9 +38,27 @@ fetch_source() {
     dpkg-source -x ./*.dsc >/dev/null
 }
 
+# The pause binary as build/pause/Makefile builds it (gcc -Os -static, VERSION from its TAG), and that TAG
+# beside it (pause.tag): the registry serves the image under it.
+build_pause() {
+    local tree=$1 dir source tag
+    [[ -x "$dest/pause" && -s "$dest/pause.tag" ]] && return
+    dir="$tree/build/pause"
+    source=$(find "$dir" -name pause.c -path '*linux*' | head -n1)
+    [[ -n "$source" ]] || source="$dir/pause.c"
+    tag=$(sed -n 's/^TAG[[:space:]]*[?:]*=[[:space:]]*\([0-9][0-9.]*\)[[:space:]]*$/\1/p' "$dir/Makefile" | head -n1)
+    [[ -n "$tag" ]] || { echo "kubernetes: no TAG in $dir/Makefile" >&2; exit 1; }
+    echo "kubernetes: compiling pause $tag ($source)"
+    gcc -Os -Wall -Werror -static -DVERSION="v$tag-gpucloud-lab" -o "$dest/pause.tmp" "$source"
+    strip "$dest/pause.tmp"
+    mv "$dest/pause.tmp" "$dest/pause"
+    echo "$tag" >"$dest/pause.tag"
+}
+
 build() {
     local tree
     tree=$(find "$work/src" -mindepth 1 -maxdepth 1 -type d -name 'kubernetes-*' | sort | head -n1)
+    build_pause "$tree"
     cd "$tree"
     # reflect2 1.0.1 crashes (SIGSEGV in map iteration) under Go 1.19; use Debian's 1.0.2.
     rsync -a --delete /usr/share/gocode/src/github.com/modern-go/reflect2/ \

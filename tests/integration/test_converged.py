@@ -11,13 +11,11 @@ tenants' control planes are as the fleet says, and validate.yml agrees across ev
 from __future__ import annotations
 
 import base64
-import http.server
 import json
 import os
 import re
 import ssl
 import subprocess
-import threading
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -150,48 +148,46 @@ def test_gpu_hosts_prepare_the_kernel_as_kubeadms_preflight_checks_it(converged:
         assert on(node, "systemctl is-enabled swap.target", check=False).stdout.strip() == "masked", node
 
 
-def test_containerd_finds_cni_in_opt_and_pulls_through_the_sites_mirror_only(converged: Converged) -> None:
-    """containerd's own view of the config (``containerd config dump``) has the CNI plugins in /opt/cni/bin and the
-    registry host folder; and containerd's own resolver (``ctr ... --hosts-dir``, the code the CRI plugin uses for
-    config_path) reads the hosts.toml the role wrote: a pull of a docker.io image goes to the lab fleet's mirror
-    and, with gpu_host_registry_fallback false, nowhere else. Nothing serves images there: the listener below only
-    records what containerd asks (a registry's 404 for an unknown manifest, Docker Registry HTTP API V2)."""
-    hits: list[str] = []
-
-    class Mirror(http.server.BaseHTTPRequestHandler):
-        def _unknown(self) -> None:
-            hits.append(f"{self.command} {self.path}")
-            body = b'{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}'
-            self.send_response(404)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
-
-        do_GET = do_HEAD = _unknown
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    mirror = hostvars()[GPU_NODES[0]]["gpu_host_registry_mirrors"]["docker.io"][0]
-    address = urllib.parse.urlsplit(mirror)
-    server = http.server.ThreadingHTTPServer((address.hostname, address.port), Mirror)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        for node in GPU_NODES:
-            dump = on(node, "containerd config dump").stdout
-            assert re.search(r'bin_dir = "/opt/cni/bin"', dump), node
-            assert re.search(r'config_path = "/etc/containerd/certs.d"', dump), node
-            hits.clear()
-            pull = on(node, "ctr -n gpucloud-mirror-test images pull --hosts-dir /etc/containerd/certs.d "
-                            "docker.io/library/pause:3.2", check=False, timeout=60)
-            assert pull.returncode != 0, node
-            assert "/v2/library/pause/manifests/3.2" in " ".join(hits), (node, hits, pull.stderr)
-            assert "registry-1.docker.io" not in pull.stderr, (node, pull.stderr)
-    finally:
-        server.shutdown()
-        server.server_close()
+def test_containerd_pulls_the_sandbox_and_test_images_from_the_sites_registry_only(converged: Converged) -> None:
+    """containerd's own view of the config (``containerd config dump``) has the CNI plugins in /opt/cni/bin, the
+    registry host folder and the fleet's sandbox image; and containerd's own resolver (``ctr ... --hosts-dir``, the
+    code the CRI plugin uses for config_path) reads the hosts.toml the role wrote. The lab's site registry (Debian's
+    docker-registry, lab/gpucloud_lab/infra/registry.py) serves the pause image the lab built from the Kubernetes
+    source and its test image: both pull, by the registry's digest, from that registry (its access log names the
+    node); an image the site does not mirror fails there, and with gpu_host_registry_fallback false nothing asks
+    registry-1.docker.io."""
+    pushed = json.loads(Path("/var/lib/gpucloud-lab/registry/images.json").read_text())
+    node_vars = hostvars()[GPU_NODES[0]]
+    sandbox = node_vars["gpu_host_sandbox_image"]
+    assert sandbox in pushed, (sandbox, sorted(pushed))  # the inventory's pause tag is the one the lab built
+    hello = next(ref for ref in pushed if ref.startswith("docker.io/"))
+    registry = node_vars["gpu_host_registry_mirrors"]["docker.io"][0]
+    assert node_vars["gpu_host_registry_mirrors"]["registry.k8s.io"] == [registry]
+    log = Path("/var/lib/gpucloud-lab/log/site-registry.log")
+    for node in GPU_NODES:
+        address = hostvars()[node]["ansible_host"]
+        dump = on(node, "containerd config dump").stdout
+        assert re.search(r'bin_dir = "/opt/cni/bin"', dump), node
+        assert re.search(r'config_path = "/etc/containerd/certs.d"', dump), node
+        assert f'sandbox_image = "{sandbox}"' in dump, node
+        on(node, "ctr -n gpucloud-mirror-test images rm --sync %s %s" % (sandbox, hello), check=False)
+        seen = log.stat().st_size
+        for ref in (sandbox, hello):
+            on(node, f"ctr -n gpucloud-mirror-test images pull --hosts-dir /etc/containerd/certs.d {ref}",
+               timeout=60)
+        listed = on(node, "ctr -n gpucloud-mirror-test images ls").stdout
+        for ref in (sandbox, hello):
+            line = next((row.split() for row in listed.splitlines() if row.startswith(ref + " ")), None)
+            assert line and pushed[ref] in line, (node, ref, listed)
+        asked = log.read_text()[seen:]
+        repository = sandbox.split("/", 1)[1].split(":")[0]
+        assert re.search(rf"{re.escape(address)}\S* .*\"GET /v2/{repository}/manifests/", asked), (node, asked[-2000:])
+        missing = on(node, "ctr -n gpucloud-mirror-test images pull --hosts-dir /etc/containerd/certs.d "
+                           "docker.io/library/busybox:1.36", check=False, timeout=60)
+        assert missing.returncode != 0, node
+        assert "/v2/library/busybox/manifests/1.36" in log.read_text()[seen:], node
+        assert "registry-1.docker.io" not in missing.stderr, (node, missing.stderr)
+        on(node, "ctr -n gpucloud-mirror-test images rm --sync %s %s" % (sandbox, hello), check=False)
 
 
 def test_gpu_operator_policy_is_ready_with_the_fleets_values(converged: Converged) -> None:

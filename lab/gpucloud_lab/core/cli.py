@@ -14,13 +14,26 @@ from contextlib import contextmanager
 
 from gpucloud_lab.core import components, config
 from gpucloud_lab.core.util import say
-from gpucloud_lab.infra import boottarget, charts, host_cluster, hosts, kube, net, pkg_mirror, redfish, rootfs, tools
+from gpucloud_lab.infra import (
+    boottarget,
+    charts,
+    host_cluster,
+    hosts,
+    kube,
+    net,
+    pkg_mirror,
+    redfish,
+    registry,
+    rootfs,
+    tools,
+)
 from gpucloud_lab.sim import controller, nvue_switch_sim
 
 # The lab's components in start order; `down` stops them in reverse.
 ALL: list[components.Component] = [
     net.Network(), hosts.Hosts(), redfish.Redfish(), nvue_switch_sim.Switches(), host_cluster.Kubernetes(),
-    pkg_mirror.PackageMirror(), charts.ChartRepo(), controller.LabController(), boottarget.BootTarget(),
+    pkg_mirror.PackageMirror(), registry.SiteRegistry(), charts.ChartRepo(), controller.LabController(),
+    boottarget.BootTarget(),
 ]
 
 

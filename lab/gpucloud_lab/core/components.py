@@ -56,7 +56,7 @@ def all_running(components: Sequence[Component]) -> bool:
 def state_paths() -> tuple[Path, ...]:
     """The lab's run-time state: what `down` removes (caches, keys and the CA stay)."""
     return (config.RUN_DIR, config.STATE_DIR / "hosts", config.STATE_DIR / "kube", config.STATE_DIR / "controller",
-            config.SWITCH_STATE_DIR, config.STATE_DIR / "provision")
+            config.SWITCH_STATE_DIR, config.STATE_DIR / "provision", config.STATE_DIR / "registry")
 
 
 def cleanup() -> None:

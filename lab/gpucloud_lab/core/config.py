@@ -57,6 +57,7 @@ VENV_DIR = REPO_DIR / ".venv"
 API_PORT = 6443
 CHART_PORT = 8880                 # stand-in Helm repository
 PKG_MIRROR_PORT = 8881            # the site's mirror of the Kubernetes package repository (infra/pkg_mirror.py)
+REGISTRY_PORT = 5000              # the site's container registry (infra/registry.py)
 NVUE_PORT = 8765                  # the role's switch_fabric_nvue_port default
 BOOT_TARGET_TAP = "gcltap0"
 NVUE_DEFAULT_RELEASE = "5.12"     # a fleet NVUE switch without os_version answers as this release

@@ -26,7 +26,8 @@ BUILDER = config.LAB_DIR / "lib" / "build-kubernetes.sh"
 SERVICE_CIDR = "10.96.0.0/12"
 
 
-BINARIES = ("kube-apiserver", "kube-controller-manager", "kubeadm", "kubectl")
+# pause (and pause.tag, its version): the binary of the site registry's pause image (infra/registry.py).
+BINARIES = ("kube-apiserver", "kube-controller-manager", "kubeadm", "kubectl", "pause", "pause.tag")
 
 
 def ensure_binaries() -> None:
