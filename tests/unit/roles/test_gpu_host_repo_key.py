@@ -111,3 +111,55 @@ def test_any_other_key_file_is_refused_before_anything_is_written(keys, tmp_path
     if served != "page.html":
         assert f"expected key {keys['pinned']}" in message
     assert not dest.parent.exists()
+
+
+def play_docker_repo(tmp_path: Path, extravars: dict, *extra: str) -> subprocess.CompletedProcess:
+    """The docker_repo entry point on this machine (Debian: the apt branch), always in check mode with diff: it
+    would otherwise add a repository to this machine's apt sources."""
+    playbook = tmp_path / "docker_repo.yml"
+    playbook.write_text(yaml.safe_dump([{
+        "name": "Add Docker's repository", "hosts": "localhost", "gather_facts": True, "connection": "local",
+        "tasks": [{"name": "Docker repo", "ansible.builtin.include_role": {
+            "name": "gpucloud.baremetal.gpu_host", "tasks_from": "docker_repo"}}],
+    }]))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1", NO_PROXY="127.0.0.1",
+               no_proxy="127.0.0.1", PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    return subprocess.run(["ansible-playbook", "-i", "localhost,", str(playbook), "--check", "--diff",
+                           "-e", json.dumps({"ansible_python_interpreter": sys.executable, **extravars}), *extra],
+                          env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_dockers_repository_is_added_as_docker_documents_it_only_behind_its_pinned_key(keys, tmp_path: Path) -> None:
+    """gpu_host_containerd_source docker (the RHEL family's default: RHEL and Rocky ship no containerd) adds Docker's
+    repository for containerd.io: on apt, a deb822 file with the node's release as suite and Docker's `stable`
+    component, signed by the checked key; a key other than the pinned one stops it before the repository."""
+    release = subprocess.run(["sh", "-c", ". /etc/os-release && echo $VERSION_CODENAME"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+    mirror = keys["url"] + "/linux/debian"
+    good = play_docker_repo(tmp_path, {"gpu_host_docker_repo_url": mirror,
+                                       "gpu_host_docker_key_url": f"{keys['url']}/pinned.asc",
+                                       "gpu_host_docker_key_fingerprint": keys["pinned"]})
+    assert good.returncode == 0, good.stdout
+    out = good.stdout
+    assert "+++ after: /etc/apt/sources.list.d/docker.sources" in out, out
+    for line in (f"+URIs: {mirror}", f"+Suites: {release}", "+Components: stable",
+                 "+Signed-By: /etc/apt/keyrings/docker.asc", "+Types: deb"):
+        assert line in out, (line, out)
+    assert not Path("/etc/apt/sources.list.d/docker.sources").exists()
+    bad = play_docker_repo(tmp_path, {"gpu_host_docker_repo_url": mirror,
+                                      "gpu_host_docker_key_url": f"{keys['url']}/other.asc",
+                                      "gpu_host_docker_key_fingerprint": keys["pinned"]})
+    assert bad.returncode != 0
+    assert "docker: not trusting the signing key" in " ".join(bad.stdout.split())
+    assert "docker.sources" not in bad.stdout
+
+
+def test_dockers_documented_keys_are_the_defaults_and_containerd_io_its_package() -> None:
+    """The defaults name Docker's own signing keys, as docs.docker.com gives their fingerprints (rpm: RHEL, CentOS,
+    Fedora; deb: Debian, Ubuntu), and its package; the RHEL family, which ships no containerd, uses them."""
+    defaults = (ROOT / "roles/gpu_host/defaults/main.yml").read_text()
+    assert "060A61C51B558A7F742B77AAC52FEB6B621E9F35" in defaults
+    assert "9DC858229FC7DD38854AE2D88D81803C0EBFCD88" in defaults
+    source = yaml.safe_load(defaults)["gpu_host_containerd_source"]
+    assert "'docker' if (ansible_os_family | default('')) == 'RedHat' else 'distribution'" in source
+    assert "'containerd.io' if gpu_host_containerd_source == 'docker'" in (ROOT / "roles/gpu_host/vars/main.yml").read_text()
