@@ -214,6 +214,12 @@ def test_private_node_joins_its_tenant_through_the_tunnel_and_offboarding_takes_
         node = json.loads(_tenant_kubectl(acme, "get", "node", "gpu1", "-o", "json"))
         ready = {c["type"]: c["status"] for c in node["status"]["conditions"]}
         assert ready["Ready"] == "True" and node["metadata"]["labels"]["gpucloud.baremetal/tenant"] == "acme"
+        # It joined with the gate's label exactly when its gate report (left on the node by gpu_gate) says it
+        # passed: site.yml's gate stage labels Nodes of the host cluster only, and gpu1's Node is acme's.
+        report = on("gpu1", "cat /var/lib/gpucloud/gate/latest.json", check=False).stdout
+        passed = bool(report) and json.loads(report).get("passed") is True
+        assert node["metadata"]["labels"].get("gpucloud.baremetal/gpu-gate") == ("passed" if passed else None), (
+            passed, node["metadata"]["labels"])
         # Its kubelet gives the tunnel address (--node-ip), not the management address its default route has.
         wg_ip = hostvars()["gpu1"]["gpucloud_node"]["wireguard_ip"]
         assert f"--node-ip={wg_ip}" in on("gpu1", "cat /var/lib/kubelet/kubeadm-flags.env").stdout
