@@ -262,6 +262,12 @@ def test_a_bmc_that_drives_another_server_is_refused_and_nothing_changes(served:
 RUNNING_REFUSED = "Refuse to install a node that is on but did not answer SSH (it may be running)"
 KNOWN_HOSTS = config.STATE_DIR / "provision" / "known_hosts"  # os_install_known_hosts in the lab
 RECORDS = "/var/lib/gpucloud/phone-home"
+MARKS = "/var/lib/gpucloud/provision"  # os_install's install marks on the boot server
+
+
+def _mark(node: str) -> None:
+    """Mark the node as being installed, as os_install does before it boots the node from the network."""
+    pxe(f"mkdir -p {MARKS} && echo '{node}: install started by the os_install role' > {MARKS}/{node}.installing")
 REGISTRATION = "Fail when the node answers with another host key than the one it posted"
 
 
@@ -280,11 +286,16 @@ CLOUD_INIT_FIELDS = " ".join(
 
 
 def test_registration_checks_the_host_key_the_node_posted_on_phone_home(served: Lab, tmp_path: Path) -> None:
-    """gpu1 (installed) posts its real host keys the way cloud-init does; registration collects them
-    into the managed known_hosts file and checks gpu1's SSH host key against it; a posted key that
-    is not gpu1's makes registration fail naming gpu1; without a record it falls back to waiting for SSH."""
-    pxe(f"rm -f {RECORDS}/gpu1.json")
+    """gpu1, marked as being installed (the mark os_install makes before a network boot, made here), posts its real
+    host keys the way cloud-init does; registration collects them into the managed known_hosts file, checks gpu1's
+    SSH host key against it and clears the mark. Only an install posts, and its first post wins: a post while gpu1
+    is not being installed, or a second one, replaces nothing (409). A posted key that is not gpu1's makes
+    registration fail naming gpu1; without a record it falls back to waiting for SSH."""
+    pxe(f"rm -f {RECORDS}/gpu1.json {MARKS}/gpu1.installing")
     try:
+        # Not being installed: a running node (or anything at its address) cannot post host keys.
+        assert phone_home("gpu1", "gpu1", CLOUD_INIT_FIELDS) == "409"
+        _mark("gpu1")
         # What the receiver refuses is not stored: a key that is no key, another node's name, a name in no fleet.
         assert phone_home("gpu1", "gpu1", "--data-urlencode pub_key_ed25519='ssh-ed25519 bm90IGEga2V5'") == "400"
         assert phone_home("gpu1", "gpu1", "--data-urlencode 'pub_key_ed25519@/etc/ssh/ssh_host_rsa_key.pub'") == "400"
@@ -299,6 +310,11 @@ def test_registration_checks_the_host_key_the_node_posted_on_phone_home(served: 
         record = json.loads(pxe(f"cat {RECORDS}/gpu1.json"))
         assert record["host_keys"] == posted and len(posted) == 3
         assert (record["source"], record["instance_id"], record["fqdn"]) == (GPU1.ip, "gpu1-lab", f"gpu1.{config.DOMAIN}")
+        # The first post of an install wins: a second one (another key, from gpu1's address) is refused.
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")], check=True)
+        other = (tmp_path / "other.pub").read_text().strip()
+        assert phone_home("gpu1", "gpu1", f"--data-urlencode 'pub_key_ed25519={other}'") == "409"
+        assert json.loads(pxe(f"cat {RECORDS}/gpu1.json"))["host_keys"] == posted
 
         run = served.playbook("playbooks/provision.yml", limit="pxe,gpu1,gpu2")
         assert run.rc == 0, run.failures()
@@ -314,13 +330,17 @@ def test_registration_checks_the_host_key_the_node_posted_on_phone_home(served: 
                                  "-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={KNOWN_HOSTS}",
                                  f"root@{GPU1.ip}", "hostname"], capture_output=True, text=True, check=False)
         assert strict.stdout.strip() == "gpu1", strict.stderr
+        # Registered, gpu1 is no longer being installed: no post replaces the keys the controller now trusts.
+        assert pxe(f"test -e {MARKS}/gpu1.installing && echo marked || echo clear").strip() == "clear"
+        assert phone_home("gpu1", "gpu1", f"--data-urlencode 'pub_key_ed25519={other}'") == "409"
 
         again = served.playbook("playbooks/provision.yml", limit="pxe,gpu1,gpu2")
         assert again.rc == 0 and not again.hosts_with("changed"), again.changed_tasks()
 
-        # A key gpu1 does not have, posted from gpu1: registration must fail, naming gpu1.
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")], check=True)
-        other = (tmp_path / "other.pub").read_text().strip()
+        # A new install (os_install forgets the last record, then marks the node) whose post is a key gpu1 does
+        # not have: registration must fail, naming gpu1.
+        pxe(f"rm -f {RECORDS}/gpu1.json")
+        _mark("gpu1")
         assert phone_home("gpu1", "gpu1", f"--data-urlencode 'pub_key_ed25519={other}'") == "204"
         check = served.playbook("playbooks/provision.yml", limit="pxe,gpu1", check=True)
         assert check.rc == 0 and KNOWN_HOSTS.read_text().count("gpu1,") == 3  # check mode writes nothing
@@ -330,7 +350,7 @@ def test_registration_checks_the_host_key_the_node_posted_on_phone_home(served: 
         assert message.startswith("gpu1: its SSH host key is not one it posted on phone-home"), message
         assert f"gpu1,{GPU1.ip} {' '.join(other.split()[:2])}" in KNOWN_HOSTS.read_text()
     finally:
-        pxe(f"rm -f {RECORDS}/gpu1.json")
+        pxe(f"rm -f {RECORDS}/gpu1.json {MARKS}/gpu1.installing")
     # No record: today's behaviour (SSH answers), and gpu1's lines leave the file.
     back = served.playbook("playbooks/provision.yml", limit="pxe,gpu1")
     assert back.rc == 0, back.failures()

@@ -10,9 +10,14 @@ client's address in ``X-Real-IP``.
 
 The post is stored as ``<state-dir>/<name>.json`` (0600 in a 0700 folder, root's) only when
 ``<name>`` is a node of the nodes file (name -> address, written by the role), the post comes from
-that node's address (unless ``--any-source``), and every host-key field holds one SSH public key of
-its field's type, at least one of them. Anything else is refused (4xx), nothing is stored, and
-the journal says why. Standard library only (Python 3.9+).
+that node's address (unless ``--any-source``), the node is being installed (its install mark
+``<marks-dir>/<name>.installing`` exists: role os_install makes it before the node's network boot and
+removes it once the node answers with a posted key), no post of this install was stored yet (the
+first post wins: os_install forgets the last install's record before it marks the node), and every
+host-key field holds one SSH public key of its field's type, at least one of them. Anything else is
+refused (4xx; 409 for a node not being installed or already posted), nothing is stored, and the
+journal says why. So a running node, or anything that takes its address after the install, cannot
+replace the host keys the controller trusts. Standard library only (Python 3.9+).
 """
 from __future__ import annotations
 
@@ -104,8 +109,9 @@ def parse_post(body: bytes) -> dict:
 class Receiver:
     """What the handler needs: the nodes file (re-read when it changes) and the state folder."""
 
-    def __init__(self, nodes_file: str, state_dir: str, any_source: bool) -> None:
+    def __init__(self, nodes_file: str, state_dir: str, any_source: bool, marks_dir: str) -> None:
         self.nodes_file, self.state_dir, self.any_source = nodes_file, state_dir, any_source
+        self.marks_dir = marks_dir
         self._nodes: dict = {}
         self._stamp = None
         self._lock = threading.Lock()
@@ -128,6 +134,12 @@ class Receiver:
             raise Refused(404, "not a node of the fleet")
         if not self.any_source and source != nodes[name]:
             raise Refused(403, "posted from %s, not from the node's address %s" % (source, nodes[name]))
+        if not os.path.exists(os.path.join(self.marks_dir, name + ".installing")):
+            raise Refused(409, "not being installed (no install mark %s.installing): only an install posts"
+                          % os.path.join(self.marks_dir, name))
+        final = os.path.join(self.state_dir, name + ".json")
+        if os.path.exists(final):
+            raise Refused(409, "this install already posted its host keys (the first post wins)")
         record = parse_post(body)
         record.update(name=name, source=source,
                       received=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
@@ -139,10 +151,12 @@ class Receiver:
                 handle.write("\n")
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.replace(tmp, os.path.join(self.state_dir, name + ".json"))
-        except BaseException:
+            # A hard link fails when the name exists: of two posts at once, exactly one is stored.
+            os.link(tmp, final)
+        except FileExistsError:
+            raise Refused(409, "this install already posted its host keys (the first post wins)") from None
+        finally:
             os.unlink(tmp)
-            raise
         return record
 
 
@@ -196,10 +210,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--nodes", required=True, help="JSON file: node name -> address")
     parser.add_argument("--state-dir", required=True, help="folder of the stored records")
     parser.add_argument("--any-source", action="store_true", help="accept a node's post from any address")
+    parser.add_argument("--marks-dir", required=True,
+                        help="folder of the install marks (NAME.installing): only a node being installed posts")
     args = parser.parse_args(argv)
     os.umask(0o077)
     host, _sep, port = args.listen.rpartition(":")
-    Handler.receiver = Receiver(args.nodes, args.state_dir, args.any_source)
+    Handler.receiver = Receiver(args.nodes, args.state_dir, args.any_source, args.marks_dir)
     server = ThreadingHTTPServer((host, int(port)), Handler)
     server.serve_forever()
 

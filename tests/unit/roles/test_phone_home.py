@@ -12,6 +12,7 @@ import threading
 import urllib.error
 import urllib.parse
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
@@ -42,7 +43,12 @@ def receiver(tmp_path: Path):
     nodes = tmp_path / "nodes.json"
     nodes.write_text(json.dumps({"gpu1": "127.0.0.1", "gpu2": "198.51.100.22"}))
     state = tmp_path / "records"
-    handler = type("H", (phone_home.Handler,), {"receiver": phone_home.Receiver(str(nodes), str(state), False)})
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    for name in ("gpu1", "gpu2"):  # both being installed (role os_install's marks)
+        (marks / f"{name}.installing").write_text(f"{name}: install started by the os_install role\n")
+    receiver = phone_home.Receiver(str(nodes), str(state), False, str(marks))
+    handler = type("H", (phone_home.Handler,), {"receiver": receiver})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
 
@@ -57,13 +63,13 @@ def receiver(tmp_path: Path):
             return err.code
 
     try:
-        yield post, state
+        yield post, state, marks
     finally:
         server.shutdown()
 
 
 def test_a_cloud_init_post_is_stored_for_root_only(receiver, keys) -> None:
-    post, state = receiver
+    post, state, _marks = receiver
     fields = {"pub_key_rsa": keys["rsa"], "pub_key_ecdsa": keys["ecdsa"], "pub_key_ed25519": keys["ed25519"],
               "instance_id": "gpu1-5254", "hostname": "gpu1", "fqdn": "gpu1.lab.example"}
     assert post("gpu1", fields) == 204
@@ -74,8 +80,38 @@ def test_a_cloud_init_post_is_stored_for_root_only(receiver, keys) -> None:
     assert stat.S_IMODE((state / "gpu1.json").stat().st_mode) == 0o600
     assert stat.S_IMODE(state.stat().st_mode) == 0o700
     # cloud-init posts N/A for a key file it could not read; the others still count.
+    assert post("gpu1", {"pub_key_rsa": "N/A", "pub_key_ed25519": keys["ed25519"]}) == 409  # first post wins
+    (state / "gpu1.json").unlink()  # os_install forgets the last install's record before it marks the node
     assert post("gpu1", {"pub_key_rsa": "N/A", "pub_key_ed25519": keys["ed25519"]}) == 204
     assert json.loads((state / "gpu1.json").read_text())["host_keys"] == [" ".join(keys["ed25519"].split()[:2])]
+
+
+def test_only_an_install_posts_and_its_first_post_wins(receiver, keys) -> None:
+    """A post replaces nothing: a second post of the same install is refused (409), and so is a post from a node
+    not being installed (no install mark), which is what a running node or anything that took its address sends.
+    The stored keys stay those of the first post."""
+    post, state, marks = receiver
+    assert post("gpu1", {"pub_key_ed25519": keys["ed25519"]}) == 204
+    first = (state / "gpu1.json").read_text()
+    assert post("gpu1", {"pub_key_rsa": keys["rsa"]}) == 409
+    (marks / "gpu1.installing").unlink()  # os_install clears the mark once the node answers with a posted key
+    (state / "gpu1.json").unlink()
+    assert post("gpu1", {"pub_key_rsa": keys["rsa"]}) == 409
+    assert not (state / "gpu1.json").exists()
+    (marks / "gpu1.installing").write_text("gpu1\n")
+    assert post("gpu1", {"pub_key_rsa": keys["rsa"]}) == 204
+    assert json.loads((state / "gpu1.json").read_text())["host_keys"] == [" ".join(keys["rsa"].split()[:2])]
+    assert first != (state / "gpu1.json").read_text()
+    assert sorted(p.name for p in state.iterdir()) == ["gpu1.json"]  # no temporary file left behind
+
+
+def test_of_two_posts_at_once_exactly_one_is_stored(receiver, keys) -> None:
+    post, state, _marks = receiver
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        codes = sorted(pool.map(lambda kind: post("gpu1", {f"pub_key_{kind}": keys[kind]}),
+                                ["ed25519", "rsa", "ecdsa"] * 4))
+    assert codes == [204] + [409] * 11, codes
+    assert sorted(p.name for p in state.iterdir()) == ["gpu1.json"]
 
 
 @pytest.mark.parametrize("name, fields, status", [
@@ -89,7 +125,7 @@ def test_a_cloud_init_post_is_stored_for_root_only(receiver, keys) -> None:
     ("../etc", {"pub_key_ed25519": "ED"}, 404),
 ])
 def test_what_is_refused_is_not_stored(receiver, keys, name, fields, status) -> None:
-    post, state = receiver
+    post, state, _marks = receiver
     fields = {k: {"ED": keys["ed25519"], "RSA": keys["rsa"]}.get(v, v) for k, v in fields.items()}
     assert post(name, fields) == status
     assert not state.exists() or list(state.iterdir()) == []
