@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import BootChain
-from tests.integration.lab import Lab, config, on, secrets
+from tests.integration.lab import Lab, config, hostvars, on, secrets
 
 PXE = config.PXE_SERVER
 GPU4 = config.BOOT_TARGET  # the boot target; powered off while a test client borrows its MAC
@@ -355,6 +355,28 @@ def test_registration_checks_the_host_key_the_node_posted_on_phone_home(served: 
     back = served.playbook("playbooks/provision.yml", limit="pxe,gpu1")
     assert back.rc == 0, back.failures()
     assert "gpu1" not in KNOWN_HOSTS.read_text()
+
+
+def test_a_seed_is_served_only_to_its_node_and_only_while_it_is_installed(served: Lab) -> None:
+    """A node's seed (its installer's answers) is served by nginx only while the node is marked installing and only
+    to the node's own address: gpu2 cannot read gpu1's seed, and an installed gpu1 cannot read its own. Its iPXE
+    script and the kernels stay public (they hold nothing of the node's)."""
+    root = hostvars()[PXE.name]["pxe_server_root"]
+    seeds = pxe(f"ls {root}/http/hosts/gpu1/").split()
+    assert seeds, "gpu1 has seed files on the boot server"
+    url = f"{HTTP}/hosts/gpu1/{seeds[0]}"
+
+    def status(host: str, target: str = url) -> str:
+        return on(host, f"curl -s -o /dev/null -w '%{{http_code}}' {target}").stdout
+
+    pxe(f"rm -f {MARKS}/gpu1.installing")
+    try:
+        assert (status("gpu1"), status("gpu2")) == ("403", "403")  # installed: nobody reads it
+        _mark("gpu1")
+        assert (status("gpu1"), status("gpu2")) == ("200", "403")  # being installed: gpu1 alone
+        assert status("gpu2", f"{HTTP}/hosts/gpu1.ipxe") == "200"
+    finally:
+        pxe(f"rm -f {MARKS}/gpu1.installing")
 
 
 def _access(since: float) -> list[tuple[float, str]]:
