@@ -21,6 +21,10 @@ description:
     unattended install needs.
   - Runs on the controller (delegated to C(localhost)); the role M(gpucloud.baremetal.pxe_server)
     copies the result to the boot server and checks the dnsmasq file with C(dnsmasq --test) there.
+  - A profile's kernel or initrd on the controller with C(kernel_sha256)/C(initrd_sha256) is checked against
+    that digest before the module returns (a mismatch fails naming the profile key, the file and both digests);
+    one given by URL with a digest is returned in RV(copies) with its C(url), for the boot server to fetch and
+    check, and the iPXE script names the boot server's copy.
 author:
   - gpucloud.baremetal contributors (@gpucloud)
 options:
@@ -161,7 +165,11 @@ files:
   type: list
   elements: str
 copies:
-  description: Kernels and initrds to copy from the controller, C(src) and C(path) (under the HTTP root).
+  description:
+    - Kernels and initrds the boot server serves itself, each with C(path) (under the HTTP root), C(sha256) (the
+      fleet's digest, or empty) and C(key) (the profile key that names it), and either C(src) (a file on the
+      controller, checked against C(sha256) before the module returns) or C(url) (to fetch on the boot server and
+      check against C(sha256) there).
   returned: always
   type: list
   elements: dict

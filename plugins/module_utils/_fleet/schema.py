@@ -72,7 +72,12 @@ OS_PROFILE_KEYS = {
     "initrd": False,
     "image": False,
     "root_device": False,
+    # The SHA-256 of the kernel and the initrd: a file on the controller is checked before it is copied, a URL is
+    # fetched by the boot server, checked, and served from there (never straight from the URL to the node).
+    "kernel_sha256": False,
+    "initrd_sha256": False,
 }
+SHA256 = re.compile(r"^[0-9A-Fa-f]{64}$")
 # Root device hints, as Ironic has them (a disk must match every hint given; size_gb is the size in GiB,
 # rounded down, as Ironic's ``size``). Without serial/wwn/model/size_gb/by_path, the root disk is the smallest
 # non-removable disk of at least min_size_gb GiB, so the data NVMe of a GPU server are never chosen. More than

@@ -22,6 +22,7 @@ from .schema import (
     OS_FAMILIES,
     OS_PROFILE_KEYS,
     PORT_RANGE,
+    SHA256,
     SITE_KEYS,
     WG_GATEWAY_KEYS,
 )
@@ -147,6 +148,10 @@ def os_profiles(c: Checker, raw: Any) -> dict:
         for key in ("kernel", "initrd", "image"):
             if key in p:
                 entry[key] = c.string(p[key], "%s.%s" % (path, key))
+        for key in ("kernel_sha256", "initrd_sha256"):
+            if key in p:
+                digest = c.string(p[key], "%s.%s" % (path, key), SHA256, "a SHA-256 digest (64 hex digits)")
+                entry[key] = digest.lower() if digest else digest
         if "root_device" in p:
             entry["root_device"] = root_device(c, p["root_device"], path + ".root_device")
         out[str(name)] = entry

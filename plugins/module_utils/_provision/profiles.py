@@ -6,11 +6,15 @@
 A profile's ``kernel``/``initrd`` is a URL (iPXE fetches it from there) or an absolute path on
 the controller (the PXE server role copies it to the boot server and serves it over HTTP).
 Without them, each family has a default; a family without one (RHEL: no public mirror) must
-set them.
+set them. With ``kernel_sha256``/``initrd_sha256`` a file on the controller is checked before
+anything is copied (``verify_copies``), and a URL is not given to iPXE: the boot server fetches
+it, checks it and serves it (the role's ``get_url`` with the checksum), so a node only ever boots
+a kernel and an initrd of the digest the fleet names.
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from .._errors import ProblemsError
@@ -68,14 +72,46 @@ def boot_artifacts(profile: dict[str, Any], http_base: str) -> dict[str, Any]:
             )
             continue
         value = value.format(version=version, major=version.split(".", maxsplit=1)[0])
+        digest = profile.get(key + "_sha256") if key != "image" else None
         if key != "image" and not is_url(value):
             if not value.startswith("/"):
                 problems.append("site.os_profiles.%s.%s: %r is neither a URL nor an absolute path" % (name, key, value))
                 continue
             path = "os/%s/%s" % (name, value.rsplit("/", 1)[-1])
-            out["copies"].append({"src": value, "path": path})
+            out["copies"].append({"src": value, "path": path, "sha256": digest or "",
+                                  "key": "site.os_profiles.%s.%s" % (name, key)})
+            value = "%s/%s" % (http_base, path)
+        elif digest:
+            # Fetched by the boot server and checked there; the node boots the checked copy.
+            path = "os/%s/%s" % (name, value.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] or key)
+            out["copies"].append({"url": value, "path": path, "sha256": digest,
+                                  "key": "site.os_profiles.%s.%s" % (name, key)})
             value = "%s/%s" % (http_base, path)
         out[key] = value
     if problems:
         raise ProblemsError(problems)
     return out
+
+
+def verify_copies(copies: list[dict[str, Any]]) -> None:
+    """Check every controller file that has a ``sha256`` against it, before anything is copied.
+
+    Raises ProblemsError naming the profile key (``site.os_profiles.NAME.kernel``), the file, the digest
+    the fleet names and the one found."""
+    problems = []
+    for copy in copies:
+        if not copy.get("src") or not copy.get("sha256"):
+            continue
+        digest = hashlib.sha256()
+        try:
+            with open(copy["src"], "rb") as handle:
+                for block in iter(lambda h=handle: h.read(1 << 20), b""):
+                    digest.update(block)
+        except OSError as exc:
+            problems.append("%s: %s on the controller cannot be read (%s)" % (copy["key"], copy["src"], exc.strerror))
+            continue
+        if digest.hexdigest() != copy["sha256"]:
+            problems.append("%s_sha256: %s on the controller has SHA-256 %s, not %s (the fleet's); nothing was "
+                            "copied" % (copy["key"], copy["src"], digest.hexdigest(), copy["sha256"]))
+    if problems:
+        raise ProblemsError(problems)

@@ -88,6 +88,7 @@ def render(site: dict[str, Any], nodes: list[dict[str, Any]], options: dict[str,
             if fname in profiles.SEED_FILES[family]:  # what an installer's own validator reads
                 seed_families[path] = (family, str(profile.get("version", "")))
                 seed_values[path] = node_values(node, site)
+    profiles.verify_copies(list(copies.values()))  # the controller's files against the fleet's digests
     keys = ("mode", "interfaces", "listen_address", "tftp_root", "lease_time", "dns_servers", "log_dhcp", "extra")
     config = dnsmasq.render(site, kept, dict({k: opts[k] for k in keys}, http_base=base))
     return {"dnsmasq": config, "files": files, "copies": sorted(copies.values(), key=lambda c: c["path"]),
