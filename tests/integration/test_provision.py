@@ -10,6 +10,7 @@ import itertools
 import json
 import os
 import re
+import shutil
 import subprocess
 import threading
 import time
@@ -25,6 +26,7 @@ from tests.integration.conftest import BootChain
 from tests.integration.lab import Lab, config, hostvars, on, secrets
 
 PXE = config.PXE_SERVER
+REPO = Path(__file__).resolve().parents[2]
 GPU4 = config.BOOT_TARGET  # the boot target; powered off while a test client borrows its MAC
 GPU1 = config.host("gpu1")
 PXE_ROOT = config.STATE_DIR / "hosts" / PXE.name / "root"
@@ -377,6 +379,47 @@ def test_a_seed_is_served_only_to_its_node_and_only_while_it_is_installed(served
         assert status("gpu2", f"{HTTP}/hosts/gpu1.ipxe") == "200"
     finally:
         pxe(f"rm -f {MARKS}/gpu1.installing")
+
+
+def test_a_kernel_by_url_is_served_only_after_the_boot_server_checked_its_digest(served: Lab, tmp_path: Path) -> None:
+    """A profile's kernel given by URL with kernel_sha256 is fetched by the boot server, checked, and the node's iPXE
+    script names the boot server's copy; a digest the file does not have fails the run and serves nothing new.
+    The URL is a file the lab's package mirror serves on the controller (any file does: the check is the point)."""
+    url = "http://198.51.100.1:8881/core:/stable:/v1.20/deb/Release.key"
+    with urllib.request.urlopen(url, timeout=10) as response:
+        digest = hashlib.sha256(response.read()).hexdigest()
+    root = hostvars()[PXE.name]["pxe_server_root"]
+    script = f"{root}/http/hosts/gpu4.ipxe"
+
+    def inventory(sha: str) -> Path:
+        inv = tmp_path / sha[:8] / "lab"
+        shutil.copytree(REPO / "inventories" / "lab", inv)
+        fleet = (inv / "fleet.yml").read_text()
+        profile = '    debian12:\n      family: debian\n      version: "12"\n'
+        assert profile in fleet
+        (inv / "fleet.yml").write_text(fleet.replace(profile, profile + f"      kernel: {url}\n"
+                                                                         f"      kernel_sha256: {sha}\n"))
+        return inv
+
+    try:
+        good = served.playbook("playbooks/provision.yml", limit="pxe", inventory=inventory(digest))
+        assert good.rc == 0, good.failures()
+        assert pxe(f"sha256sum {root}/http/os/debian12/Release.key").split()[0] == digest
+        served_script = pxe(f"cat {script}")
+        assert f"{HTTP}/os/debian12/Release.key " in served_script and url not in served_script, served_script
+        again = served.playbook("playbooks/provision.yml", limit="pxe", inventory=inventory(digest))
+        assert again.rc == 0 and not again.hosts_with("changed"), again.changed_tasks()
+
+        wrong = served.playbook("playbooks/provision.yml", limit="pxe", inventory=inventory("0" * 64))
+        assert wrong.rc != 0
+        assert wrong.failed_tasks() == ["Fetch the kernels and initrds the profiles name by URL and sha256, and "
+                                        "check them"], wrong.failures()
+        # It stopped there, before the scripts are swapped in; the checked copy stays as it was.
+        assert pxe(f"sha256sum {root}/http/os/debian12/Release.key").split()[0] == digest
+    finally:
+        back = served.playbook("playbooks/provision.yml", limit="pxe")
+        assert back.rc == 0, back.failures()
+        assert url not in pxe(f"cat {script}")
 
 
 def _access(since: float) -> list[tuple[float, str]]:
