@@ -21,6 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.integration.conftest import BootChain
 from tests.integration.lab import Lab, config, hostvars, on, secrets
@@ -267,6 +268,12 @@ RECORDS = "/var/lib/gpucloud/phone-home"
 MARKS = "/var/lib/gpucloud/provision"  # os_install's install marks on the boot server
 
 
+def _pxe_root() -> str:
+    """The boot server's root folder: the inventory's, else the role's default."""
+    default = yaml.safe_load((REPO / "roles/pxe_server/defaults/main.yml").read_text())["pxe_server_root"]
+    return hostvars()[PXE.name].get("pxe_server_root", default)
+
+
 def _mark(node: str) -> None:
     """Mark the node as being installed, as os_install does before it boots the node from the network."""
     pxe(f"mkdir -p {MARKS} && echo '{node}: install started by the os_install role' > {MARKS}/{node}.installing")
@@ -363,7 +370,7 @@ def test_a_seed_is_served_only_to_its_node_and_only_while_it_is_installed(served
     """A node's seed (its installer's answers) is served by nginx only while the node is marked installing and only
     to the node's own address: gpu2 cannot read gpu1's seed, and an installed gpu1 cannot read its own. Its iPXE
     script and the kernels stay public (they hold nothing of the node's)."""
-    root = hostvars()[PXE.name]["pxe_server_root"]
+    root = _pxe_root()
     seeds = pxe(f"ls {root}/http/hosts/gpu1/").split()
     assert seeds, "gpu1 has seed files on the boot server"
     url = f"{HTTP}/hosts/gpu1/{seeds[0]}"
@@ -388,7 +395,7 @@ def test_a_kernel_by_url_is_served_only_after_the_boot_server_checked_its_digest
     url = "http://198.51.100.1:8881/core:/stable:/v1.20/deb/Release.key"
     with urllib.request.urlopen(url, timeout=10) as response:
         digest = hashlib.sha256(response.read()).hexdigest()
-    root = hostvars()[PXE.name]["pxe_server_root"]
+    root = _pxe_root()
     script = f"{root}/http/hosts/gpu4.ipxe"
 
     def inventory(sha: str) -> Path:
