@@ -66,8 +66,9 @@ def node_stack(name: str, node: dict, facts: dict[str, str], settings: dict[str,
         packages += family["gpu_host__driver_packages"] + family["gpu_host__toolkit_packages"]
         packages += family["gpu_host__fabricmanager_packages"] if nvswitch else []
         packages += family["gpu_host__nvlsm_packages"] if nvlink5 else []
-    if boolean(s["gpu_host_containerd"]):
-        packages.append(family["gpu_host__containerd_package"])
+    if boolean(s["gpu_host_containerd"]):  # vars/main.yml's gpu_host__containerd_pkg: Docker's, or the distribution's
+        packages.append("containerd.io" if s.get("gpu_host_containerd_source") == "docker"
+                        else family["gpu_host__containerd_package"])
     kubernetes = boolean(s.get("gpu_host_kubernetes_install", False))
     if kubernetes:  # tasks/kubernetes_packages.yml: pinned, apt name=version / dnf name-version
         kube_dnf = facts["ansible_os_family"] == "RedHat"
