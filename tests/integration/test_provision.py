@@ -277,6 +277,8 @@ def _pxe_root() -> str:
 def _mark(node: str) -> None:
     """Mark the node as being installed, as os_install does before it boots the node from the network."""
     pxe(f"mkdir -p {MARKS} && echo '{node}: install started by the os_install role' > {MARKS}/{node}.installing")
+
+
 REGISTRATION = "Fail when the node answers with another host key than the one it posted"
 
 
@@ -406,8 +408,8 @@ def test_a_kernel_by_url_is_served_only_after_the_boot_server_checked_its_digest
         fleet = (inv / "fleet.yml").read_text()
         profile = '    debian12:\n      family: debian\n      version: "12"\n'
         assert profile in fleet
-        (inv / "fleet.yml").write_text(fleet.replace(profile, profile + f"      kernel: {url}\n"
-                                                                         f"      kernel_sha256: {sha}\n"))
+        lines = f"      kernel: {url}\n      kernel_sha256: {sha}\n"
+        (inv / "fleet.yml").write_text(fleet.replace(profile, profile + lines))
         return inv
 
     try:

@@ -150,12 +150,11 @@ def push(repository: str, tag: str, blobs: dict[str, bytes]) -> str:
             continue
         if _request("HEAD", f"{REGISTRY}/v2/{repository}/blobs/{digest}")[0] == 200:
             continue
-        _, headers = _request("POST", f"{REGISTRY}/v2/{repository}/blobs/uploads/", b"")
-        location = headers["Location"]
+        location = _request("POST", f"{REGISTRY}/v2/{repository}/blobs/uploads/", b"")[1]["Location"]
         location = location if location.startswith("http") else REGISTRY + location
         separator = "&" if "?" in location else "?"
         _request("PUT", f"{location}{separator}digest={digest}", data, "application/octet-stream")
-    _, headers = _request("PUT", f"{REGISTRY}/v2/{repository}/manifests/{tag}", blobs["manifest"], OCI_MANIFEST)
+    headers = _request("PUT", f"{REGISTRY}/v2/{repository}/manifests/{tag}", blobs["manifest"], OCI_MANIFEST)[1]
     digest = _digest(blobs["manifest"])
     if headers.get("Docker-Content-Digest") != digest:
         raise RuntimeError(f"site registry: {repository}:{tag} stored as {headers.get('Docker-Content-Digest')}, "

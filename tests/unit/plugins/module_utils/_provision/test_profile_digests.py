@@ -54,15 +54,15 @@ def test_controller_files_of_the_fleets_digests_are_copied(files: dict[str, Any]
     upper = dict(files, kernel_sha256=files["kernel_sha256"].upper())  # case does not matter
     out = _render(_model({"family": "rocky", "version": "9.4", **upper}), options)
     checked = [c for c in out["copies"] if c["path"].startswith("os/checked/")]
-    assert {(c["src"], c["sha256"]) for c in checked} == {(files["kernel"], files["kernel_sha256"]),
-                                                         (files["initrd"], files["initrd_sha256"])}
+    wanted = {(files["kernel"], files["kernel_sha256"]), (files["initrd"], files["initrd_sha256"])}
+    assert {(c["src"], c["sha256"]) for c in checked} == wanted
     script = out["files"]["hosts/gpu1.ipxe"]
     assert f"kernel --name linux {BASE}/os/checked/vmlinuz " in script
     assert f"initrd --name initrd {BASE}/os/checked/initrd.img " in script
 
 
-def test_a_controller_file_of_another_digest_stops_the_render_naming_both(files: dict[str, Any],
-                                                                            options: dict[str, Any]) -> None:
+def test_a_controller_file_of_another_digest_stops_the_render_naming_both(
+        files: dict[str, Any], options: dict[str, Any]) -> None:
     Path(files["initrd"]).write_bytes(b"a tampered initrd")
     with pytest.raises(ProblemsError) as err:
         _render(_model({"family": "rocky", "version": "9.4", **files}), options)

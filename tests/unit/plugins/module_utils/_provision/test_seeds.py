@@ -42,9 +42,9 @@ def test_ipxe_script_boots_the_profile_kernel_with_the_seed_url(rendered) -> Non
     assert ("kernel --name linux http://198.51.100.10:8080/os/debian12/linux initrd=initrd auto=true "
             "priority=critical url=http://198.51.100.10:8080/hosts/gpu4/preseed.cfg") in script
     assert "console=ttyS0,115200n8" in script
-    assert rendered["copies"][1] == {"src": "/usr/lib/debian-installer/images/12/amd64/text/debian-installer/"
-                                            "amd64/linux", "path": "os/debian12/linux", "sha256": "",
-                                   "key": "site.os_profiles.debian12.kernel"}
+    kernel = "/usr/lib/debian-installer/images/12/amd64/text/debian-installer/amd64/linux"
+    assert rendered["copies"][1] == {"src": kernel, "path": "os/debian12/linux", "sha256": "",
+                                     "key": "site.os_profiles.debian12.kernel"}
     assert "inst.ks=http://198.51.100.10:8080/hosts/gpu1/ks.cfg" in rendered["files"]["hosts/gpu1.ipxe"]
 
 
