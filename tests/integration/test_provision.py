@@ -421,7 +421,7 @@ def test_a_kernel_by_url_is_served_only_after_the_boot_server_checked_its_digest
         again = served.playbook("playbooks/provision.yml", limit="pxe", inventory=inventory(digest))
         assert again.rc == 0 and not again.hosts_with("changed"), again.changed_tasks()
 
-        wrong = served.playbook("playbooks/provision.yml", limit="pxe", inventory=inventory("0" * 64))
+        wrong = served.playbook("playbooks/provision.yml", limit="pxe", inventory=inventory("f" * 64))
         assert wrong.rc != 0
         assert wrong.failed_tasks() == ["Fetch the kernels and initrds the profiles name by URL and sha256, and "
                                         "check them"], wrong.failures()
