@@ -79,14 +79,20 @@ def test_join_with_the_tls_bootstrap_identity_then_nothing_to_do(fresh_node: Lab
     assert not _tokens(), "check mode created a bootstrap token"
     assert not _kubectl("get", "nodes", "-o", "name").count(f"node/{NODE}")
 
+    # site.yml's gate stage may have left gpu3 a passing gate report: then it joins with the gate's label.
+    report = _on_node("cat /var/lib/gpucloud/gate/latest.json 2>/dev/null || true")
+    gate_passed = bool(report.strip()) and json.loads(report).get("passed") is True
     run = fresh_node.playbook("node_join.yml", VARS)
     assert run.rc == 0, run.failures()
     # (the token and join tasks run with no_log, so their events carry no `changed`; the stats do)
-    assert run.hosts_with("changed")[NODE] == 4
-    assert run.changed_tasks(NODE) == ["Token - delete it", "Label the Node"]
+    assert run.hosts_with("changed")[NODE] == 4 + gate_passed
+    assert run.changed_tasks(NODE) == ["Token - delete it"] + (
+        ["GPU gate - a node that joins with a passing gate report carries the gate's label"] if gate_passed else []
+    ) + ["Label the Node"]
     node = json.loads(_kubectl("get", "node", NODE, "-o", "json"))
     ready = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
     assert ready and ready[0]["status"] == "True"
+    assert node["metadata"]["labels"].get("gpucloud.baremetal/gpu-gate") == ("passed" if gate_passed else None)
     assert node["metadata"]["labels"]["gpucloud.baremetal/role"] == "shared-gpu"
     # The kubelet runs with the fleet's address (kubeadm's kubeletExtraArgs end in kubeadm-flags.env).
     assert f"--node-ip={config.host(NODE).ip}" in _on_node("cat /var/lib/kubelet/kubeadm-flags.env")

@@ -171,6 +171,7 @@ def test_no_secret_in_any_output_of_the_session(lab: Lab, converged: Converged) 
 # --- host keys -----------------------------------------------------------------------------------------------
 
 RECORDS = "/var/lib/gpucloud/phone-home"
+MARKS = "/var/lib/gpucloud/provision"  # os_install's install marks
 PING = [{"name": "Reach the node over SSH", "hosts": "gpu1", "gather_facts": False,
          "tasks": [{"name": "Ping", "ansible.builtin.ping": {}}]}]
 
@@ -199,7 +200,10 @@ def _site_inventory(where: Path, known_hosts: Path) -> Path:
 
 
 def _post(key: str) -> None:
-    """gpu1 posts an ed25519 host key to the boot server as cloud-init's phone_home does."""
+    """An install of gpu1 posts an ed25519 host key to the boot server as cloud-init's phone_home does: as os_install
+    starts an install, the last record goes and gpu1 is marked installing (the receiver stores only an install's
+    first post)."""
+    on("pxe", f"rm -f {RECORDS}/gpu1.json && mkdir -p {MARKS} && echo 'gpu1: install' > {MARKS}/gpu1.installing")
     status = on("gpu1", f"curl -sS -o /dev/null -w '%{{http_code}}' -X POST --data-urlencode 'pub_key_ed25519={key}' "
                         f"{config.PXE_HTTP_URL}/phone-home/gpu1").stdout
     assert status == "204", status
@@ -236,4 +240,4 @@ def test_a_node_whose_host_key_differs_from_its_phone_home_record_is_not_connect
         # OpenSSH's refusal of a changed key (the message is long: failures() keeps its first 500 characters)
         assert any("REMOTE HOST IDENTIFICATION HAS CHANGED" in f for f in refused.failures()), refused.failures()
     finally:
-        on("pxe", f"rm -f {RECORDS}/gpu1.json")
+        on("pxe", f"rm -f {RECORDS}/gpu1.json {MARKS}/gpu1.installing")
