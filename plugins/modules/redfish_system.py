@@ -14,9 +14,18 @@ description:
   - Reads a server's power state and inventory, sets a one-time boot override (e.g. PXE for the next
     boot only) and powers it on, off or through a cycle, then polls until the BMC reports the power
     state asked for (BMCs take seconds to apply a power action).
-  - Retries every request with exponential backoff when the BMC answers 5xx or does not answer, and
-    then fails with a message naming the node and its BMC. Wrong credentials fail at once. The
-    password is never printed.
+  - Retries every read and change with exponential backoff when the BMC answers 5xx or does not answer,
+    and then fails with a message naming the node and its BMC. Wrong credentials fail at once. The
+    password and the session token are never printed.
+  - A reset (a POST action, not idempotent) is never retried blindly. After a failed try the power state
+    is read again and the reset is sent again only when the state shows it did not happen; a restart whose
+    outcome the power state cannot tell is reported, not repeated.
+  - Behaves as real BMCs need. It logs in with a session (C(X-Auth-Token)) where the service root links a
+    C(SessionService), and deletes the session at the end; otherwise it uses HTTP Basic. A PATCH carries
+    C(If-Match) with the resource's ETag (Lenovo XCC and AMI answer 428 without it), and a 412 is re-read
+    and tried once more. A system with C(@Redfish.Settings) is changed through its settings object
+    (iDRAC 10). C(BootSourceOverrideMode) goes with every boot target. The reset types come from
+    C(ResetType@Redfish.AllowableValues), so a BMC without C(ForceRestart) gets C(ForceOff), then C(On).
   - Uses Ansible's own HTTP client. community.general's Redfish modules were not used because they
     neither poll for the power state to change nor retry on 5xx, and would add a dependency.
 author:
@@ -53,6 +62,12 @@ options:
         description: Check the BMC's TLS certificate.
         type: bool
         default: true
+      boot_mode:
+        description:
+          - C(BootSourceOverrideMode) sent with every boot override. Empty to send the mode the system reports
+            (Supermicro BMCs reset the mode to V(Legacy) when a PATCH of the boot target leaves it out).
+        type: str
+        choices: [UEFI, Legacy]
   ca_path:
     description: PEM CA bundle that signed the BMC's certificate; empty for the system's trust store.
     type: path
@@ -122,13 +137,24 @@ power_state:
   type: str
   sample: "On"
 boot:
-  description: The boot override after the change, C(target) and C(enabled).
+  description: The boot override after the change, C(target), C(enabled) and, where the BMC reports it, C(mode).
   returned: always
   type: dict
 inventory:
   description: What the BMC reports of the system (model, serial, CPUs, memory, boot settings).
   returned: always
   type: dict
+resets:
+  description: The reset types sent, in order (empty when none was sent).
+  returned: always
+  type: list
+  elements: str
+  sample: ["ForceOff", "On"]
+auth:
+  description: How the module logged in to the BMC, V(session) or V(basic).
+  returned: always
+  type: str
+  sample: session
 mac_addresses:
   description: The system's MAC addresses, as its BMC lists them, when O(expect_mac) was given.
   returned: when O(expect_mac) is set
@@ -154,12 +180,16 @@ def run(client: Redfish, power: str, boot_once: str | None, check: bool, wait: b
     before_boot = client.boot_override()
     changed = False
     boot = before_boot
-    if boot_once and before_boot != {"target": boot_once, "enabled": "Once"}:
+    want_boot = {"target": boot_once, "enabled": "Once"}
+    if client.boot_mode:
+        want_boot["mode"] = client.boot_mode
+    if boot_once and any(before_boot.get(k) != v for k, v in want_boot.items()):
         changed = True
-        boot = {"target": boot_once, "enabled": "Once"}
+        boot = dict(before_boot, **want_boot)
         if not check:
             client.set_boot_once(boot_once)
     state = before_state
+    sent: list[str] = []
     if power != "read":
         want = WANT[power]
         reset = None
@@ -171,11 +201,11 @@ def run(client: Redfish, power: str, boot_once: str | None, check: bool, wait: b
             changed = True
             state = want
             if not check:
-                client.reset(reset)
+                sent = client.reset(reset) or [reset]
                 if wait:
                     state = client.wait_power(want, wait_timeout)
     return {
-        "changed": changed, "power_state": state, "boot": boot,
+        "changed": changed, "power_state": state, "boot": boot, "resets": sent,
         "diff": {"before": {"power_state": before_state, "boot": before_boot},
                  "after": {"power_state": state, "boot": boot}},
     }
@@ -193,6 +223,7 @@ SPEC = {
             "password": {"type": "str", "no_log": True},
             "system_id": {"type": "str"},
             "validate_certs": {"type": "bool", "default": True},
+            "boot_mode": {"type": "str", "choices": ["UEFI", "Legacy"]},
         },
     },
     "ca_path": {"type": "path"},
@@ -217,10 +248,12 @@ def _module_run(module: AnsibleModule) -> dict:
     client = Redfish(str(bmc.get("url") or bmc["address"]), str(bmc["username"]), str(bmc["password"]),
                      name=p["name"], system_id=str(bmc.get("system_id") or ""),
                      validate_certs=bmc["validate_certs"], ca_path=p["ca_path"], timeout=p["timeout"],
-                     retries=p["retries"])
-    macs = client.identify(p["expect_mac"]) if p["expect_mac"] else None
-    result = run(client, p["power"], p["boot_once"], module.check_mode, p["wait"], p["wait_timeout"])
-    result["inventory"] = client.inventory()
+                     retries=p["retries"], boot_mode=str(bmc.get("boot_mode") or ""))
+    with client:  # a session, where the BMC offers them, is deleted however this ends
+        macs = client.identify(p["expect_mac"]) if p["expect_mac"] else None
+        result = run(client, p["power"], p["boot_once"], module.check_mode, p["wait"], p["wait_timeout"])
+        result["inventory"] = client.inventory()
+        result["auth"] = client.auth
     if macs is not None:
         result["mac_addresses"] = macs
     return result

@@ -11,6 +11,7 @@ from typing import Any
 from .checker import Checker, Unique, ip_str, normalise_mac
 from .disks import root_device
 from .schema import (
+    BMC_BOOT_MODES,
     BMC_KEYS,
     DEFAULT_GPU_DRIVER,
     GPU_COUNT_RANGE,
@@ -181,6 +182,12 @@ def bmc(c: Checker, raw: Any, path: str) -> dict:
             c.add(path + ".validate_certs", "must be true or false")
         else:
             out["validate_certs"] = bool(b["validate_certs"])
+    if "boot_mode" in b:
+        if b["boot_mode"] not in BMC_BOOT_MODES:
+            c.add(path + ".boot_mode", "%r is not a boot mode; use one of %s (Redfish BootSourceOverrideMode)"
+                  % (b["boot_mode"], ", ".join(BMC_BOOT_MODES)))
+        else:
+            out["boot_mode"] = b["boot_mode"]
     return out
 
 

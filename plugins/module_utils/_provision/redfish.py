@@ -3,12 +3,30 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A small Redfish client: power state, reset, one-time boot override, inventory, the system's MACs.
 
-Retries with exponential backoff on 5xx answers and on connection errors; after the last try it
-raises RedfishError naming the node and its BMC. The password is never part of a message.
+It behaves as real BMCs need (each from a vendor or DMTF source, see docs/provisioning.md):
+
+- **Sessions.** When the service root links a ``SessionService`` (DSP0266 "Session login"), it logs in once
+  (``POST .../Sessions``), sends ``X-Auth-Token`` and deletes the session at :meth:`close`; a BMC without one
+  (sushy-tools) gets HTTP Basic on each request. An expired session is renewed once.
+- **ETags.** A PATCH carries ``If-Match`` with the ETag of the resource as last read (Lenovo XCC and AMI
+  MegaRAC answer 428 without it); a 412 (changed in between) re-reads the resource and tries once more.
+- **Settings objects.** A system that carries ``@Redfish.Settings`` takes changes through its
+  ``SettingsObject`` (iDRAC 10: the System's Boot is read-only); the pending values read back from there.
+- **Boot mode with the target.** ``BootSourceOverrideMode`` is sent with every boot override, the one asked
+  for or the one the system reports (Supermicro resets the mode to Legacy when a PATCH leaves it out).
+- **Reset types the BMC lists.** ``ResetType@Redfish.AllowableValues`` (or the action's ``ActionInfo``) is
+  read before a reset; a restart without ``ForceRestart`` is ``ForceOff``, then ``On``.
+- **No blind POST.** GETs, PATCHes and DELETEs are retried with exponential backoff on 5xx answers and on
+  connection errors. A reset is not: after a failed POST the power state is read again, and the POST is
+  repeated only when the state shows it did not happen; a restart whose outcome cannot be told is reported.
+
+After the last try it raises RedfishError naming the node and its BMC. The password and the session token
+are never part of a message.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -16,14 +34,25 @@ from collections.abc import Callable
 from typing import Any
 
 from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
+from ansible.module_utils.six.moves.urllib.parse import urlsplit
 from ansible.module_utils.urls import open_url
 
 from .errors import RedfishError
 
 # What a power request means, by the state we want.
 RESET_TYPES = {"on": "On", "off": "ForceOff", "graceful_off": "GracefulShutdown", "cycle": "ForceRestart"}
+# A reset type the BMC does not list, and what does the same (in order of preference). A restart becomes
+# ForceOff then On: see Redfish.reset.
+RESET_ALTERNATIVES = {"On": ("ForceOn",), "ForceOff": (), "GracefulShutdown": (),
+                      "ForceRestart": ("PowerCycle",)}
+# What PowerState shows once a reset took effect (DSP2046 PowerState: On, Off, PoweringOn, PoweringOff, Paused).
+RESET_OUTCOME = {"On": ("On", "PoweringOn"), "ForceOn": ("On", "PoweringOn"), "ForceOff": ("Off", "PoweringOff"),
+                 "GracefulShutdown": ("Off", "PoweringOff")}
 BOOT_TARGETS = ("Pxe", "Hdd", "Cd", "UefiHttp", "BiosSetup", "None")
+BOOT_MODES = ("UEFI", "Legacy")
 MAC_RE = re.compile(r"^[0-9a-f]{2}([:-][0-9a-f]{2}){5}$", re.IGNORECASE)
+# An auth token is opaque printable text (DSP0266); anything else from the BMC is not sent back.
+TOKEN_RE = re.compile(r"^[\x21-\x7e]{1,4096}$")
 # A system lists a handful of interfaces; more is no real BMC's answer and is not followed.
 MAX_INTERFACES = 64
 
@@ -34,53 +63,201 @@ def normalize_mac(mac: str) -> str:
     return text.lower().replace("-", ":") if MAC_RE.match(text) else ""
 
 
+class _Transient(Exception):
+    """One try failed in a way a retry may fix (5xx, no answer)."""
+
+
 class Redfish:
     def __init__(self, url: str, username: str, password: str, name: str = "", system_id: str = "",
                  validate_certs: bool = True, ca_path: str | None = None, timeout: float = 10.0,
-                 retries: int = 4, backoff: float = 1.0, sleep: Callable[[float], None] = time.sleep):
+                 retries: int = 4, backoff: float = 1.0, sleep: Callable[[float], None] = time.sleep,
+                 boot_mode: str = ""):
         self.url = url.rstrip("/") if "://" in url else "https://" + url.rstrip("/")
         self.username, self._password = username, password
         self.name = name or self.url
         self.system_id = system_id
         self.validate_certs, self.ca_path, self.timeout = validate_certs, ca_path, timeout
         self.retries, self.backoff, self.sleep = max(0, retries), backoff, sleep
+        if boot_mode and boot_mode not in BOOT_MODES:
+            raise RedfishError("%s: boot_mode %r is not one of %s" % (self._where(), boot_mode, ", ".join(BOOT_MODES)))
+        self.boot_mode = boot_mode
         self._system: str | None = None
+        self._auth: str | None = None  # "basic" or "session", decided on the first request
+        self._token: str | None = None
+        self._session: str | None = None
+        self._etags: dict[str, str] = {}
         self.requests = 0
 
     def _where(self) -> str:
         return "%s: BMC %s" % (self.name, self.url)
 
-    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    # --- HTTP ---------------------------------------------------------------------------------------------
+
+    def _send(self, method: str, path: str, body: dict[str, Any] | None, headers: dict[str, str] | None = None,
+              auth: bool = True) -> tuple[dict[str, Any], Any]:
+        """One try: (JSON body, response headers). Raises _Transient for 5xx or no answer, RedfishError for the
+        rest; an HTTPError below 500 other than 401/403 comes back to the caller through ``exc.redfish_code``."""
         data = json.dumps(body).encode() if body is not None else None
-        headers = {"Accept": "application/json"}
+        sent = {"Accept": "application/json", "OData-Version": "4.0"}
         if data is not None:
-            headers["Content-Type"] = "application/json"
+            sent["Content-Type"] = "application/json"
+        sent.update(headers or {})
+        basic = {}
+        if auth and self._token:
+            sent["X-Auth-Token"] = self._token
+        elif auth:
+            basic = {"url_username": self.username, "url_password": self._password, "force_basic_auth": True}
+        self.requests += 1
+        try:
+            response = open_url(self.url + path, method=method, data=data, headers=sent,
+                                validate_certs=self.validate_certs, ca_path=self.ca_path, timeout=self.timeout,
+                                follow_redirects="safe", **basic)
+            raw = response.read()
+            return (json.loads(raw) if raw.strip() else {}), response.headers
+        except HTTPError as exc:
+            if exc.code >= 500:
+                raise _Transient("HTTP %d" % exc.code) from None
+            raise exc
+        except (URLError, OSError) as exc:
+            raise _Transient("no answer (%s)" % getattr(exc, "reason", exc)) from None
+        except ValueError:
+            raise RedfishError("%s: %s %s did not answer JSON" % (self._where(), method, path)) from None
+
+    def _refused(self, method: str, path: str, exc: HTTPError) -> RedfishError:
+        if exc.code in (401, 403):
+            error = RedfishError("%s: authentication failed (HTTP %d) for user %r; check the BMC username and "
+                                 "password" % (self._where(), exc.code, self.username))
+        else:
+            error = RedfishError("%s: %s %s was refused with HTTP %d: %s"
+                                 % (self._where(), method, path, exc.code, _message(exc)))
+        error.status = exc.code
+        return error
+
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None,
+              headers: dict[str, str] | None = None, retry: bool = True) -> tuple[dict[str, Any], Any]:
+        self._login()
         last = ""
+        renewed = False
+        attempt = 0
+        while True:
+            if attempt:
+                self.sleep(self.backoff * 2 ** (attempt - 1))
+            try:
+                return self._send(method, path, body, headers)
+            except _Transient as exc:
+                last = str(exc)
+                if not retry:
+                    raise
+            except HTTPError as exc:
+                if exc.code == 401 and self._token and not renewed:  # the session expired: log in again, once
+                    renewed = True
+                    self._token = self._session = None
+                    self._auth = None
+                    self._login()
+                    continue
+                raise self._refused(method, path, exc) from None
+            attempt += 1
+            if attempt > self.retries:
+                break
+        raise RedfishError("%s: %s %s failed %d times, last with %s (retried with backoff); check that the BMC is "
+                           "up and reachable" % (self._where(), method, path, self.retries + 1, last))
+
+    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        return self._call(method, path, body)[0]
+
+    def get(self, path: str) -> dict[str, Any]:
+        """GET a resource and remember its ETag (header, or ``@odata.etag`` in the body) for a later PATCH."""
+        body, headers = self._call("GET", path)
+        etag = (headers.get("ETag") if headers is not None else None) or body.get("@odata.etag")
+        if isinstance(etag, str) and etag and len(etag) <= 256 and "\n" not in etag and "\r" not in etag:
+            self._etags[path] = etag
+        return body
+
+    def patch(self, path: str, body: dict[str, Any], current: Callable[[], bool] | None = None) -> None:
+        """PATCH with ``If-Match`` when the resource gave an ETag. A 412 means the resource changed since it was
+        read: read it again, stop if ``current()`` says it already holds what we want, else try once more."""
+        for attempt in range(2):
+            if path not in self._etags:
+                self.get(path)
+            headers = {"If-Match": self._etags[path]} if path in self._etags else {}
+            try:
+                self._call("PATCH", path, body, headers=headers)
+                self._etags.pop(path, None)  # the resource changed: its ETag with it
+                return
+            except RedfishError as exc:
+                if attempt or getattr(exc, "status", 0) != 412:
+                    raise
+                self._etags.pop(path, None)
+                self.get(path)
+                if current is not None and current():
+                    return
+
+    # --- sessions ---------------------------------------------------------------------------------------------
+
+    def _login(self) -> None:
+        if self._auth is not None:
+            return
+        self._auth = "basic"
+        root = self._call_root()
+        link = ((root.get("Links") or {}).get("Sessions") or {}).get("@odata.id")
+        if not isinstance(link, str) or not link.startswith("/redfish/v1/"):
+            return
+        try:
+            _body, headers = self._send("POST", link, {"UserName": self.username, "Password": self._password},
+                                        auth=False)
+        except _Transient as exc:
+            self._auth = None
+            raise RedfishError("%s: session login failed with %s; check that the BMC is up and reachable"
+                               % (self._where(), exc)) from None
+        except HTTPError as exc:
+            self._auth = None
+            raise self._refused("POST", link, exc) from None
+        token = headers.get("X-Auth-Token") if headers is not None else None
+        location = headers.get("Location") if headers is not None else None
+        if not isinstance(token, str) or not TOKEN_RE.match(token):
+            self._auth = None
+            raise RedfishError("%s: session login answered no usable X-Auth-Token" % self._where())
+        self._token, self._auth = token, "session"
+        path = urlsplit(location).path if isinstance(location, str) else ""
+        self._session = path if path.startswith(link.rstrip("/") + "/") else None
+
+    def _call_root(self) -> dict[str, Any]:
+        """The service root (DSP0266: readable without credentials; Basic is sent in case a BMC wants it)."""
         for attempt in range(self.retries + 1):
             if attempt:
                 self.sleep(self.backoff * 2 ** (attempt - 1))
-            self.requests += 1
             try:
-                response = open_url(self.url + path, method=method, data=data, headers=headers,
-                                    url_username=self.username, url_password=self._password,
-                                    force_basic_auth=True, validate_certs=self.validate_certs,
-                                    ca_path=self.ca_path, timeout=self.timeout, follow_redirects="safe")
-                raw = response.read()
-                return json.loads(raw) if raw.strip() else {}
+                return self._send("GET", "/redfish/v1/", None)[0]
+            except _Transient as exc:
+                last = str(exc)
             except HTTPError as exc:
                 if exc.code in (401, 403):
-                    raise RedfishError("%s: authentication failed (HTTP %d) for user %r; check the BMC "
-                                       "username and password" % (self._where(), exc.code, self.username)) from None
-                if exc.code < 500:
-                    raise RedfishError("%s: %s %s was refused with HTTP %d: %s"
-                                       % (self._where(), method, path, exc.code, _message(exc))) from None
-                last = "HTTP %d" % exc.code
-            except (URLError, OSError) as exc:
-                last = "no answer (%s)" % getattr(exc, "reason", exc)
-            except ValueError:
-                raise RedfishError("%s: %s %s did not answer JSON" % (self._where(), method, path)) from None
-        raise RedfishError("%s: %s %s failed %d times, last with %s (retried with backoff); check that the BMC is "
-                           "up and reachable" % (self._where(), method, path, self.retries + 1, last))
+                    raise self._refused("GET", "/redfish/v1/", exc) from None
+                return {}  # no service root to read: Basic, as before
+        self._auth = None
+        raise RedfishError("%s: GET /redfish/v1/ failed %d times, last with %s (retried with backoff); check that "
+                           "the BMC is up and reachable" % (self._where(), self.retries + 1, last))
+
+    @property
+    def auth(self) -> str:
+        return self._auth or ""
+
+    def close(self) -> None:
+        """Log out (DELETE the session); a BMC holds only a few sessions per user. Best effort: a session that
+        cannot be deleted times out on the BMC."""
+        session, self._session = self._session, None
+        if session and self._token:
+            with contextlib.suppress(_Transient, HTTPError, RedfishError):
+                self._send("DELETE", session, None)
+        self._token, self._auth = None, None
+
+    def __enter__(self) -> Redfish:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- the system -------------------------------------------------------------------------------------------
 
     def system_path(self) -> str:
         if self._system is None:
@@ -95,22 +272,106 @@ class Redfish:
         return self._system
 
     def system(self) -> dict[str, Any]:
-        return self.request("GET", self.system_path())
+        return self.get(self.system_path())
 
     def power_state(self) -> str:
         return str(self.system().get("PowerState", "Unknown"))
 
-    def reset(self, reset_type: str) -> None:
-        self.request("POST", self.system_path() + "/Actions/ComputerSystem.Reset", {"ResetType": reset_type})
+    def settings_path(self, system: dict[str, Any] | None = None) -> str:
+        """The system's settings object (``@Redfish.Settings``), or '' when changes go to the system itself."""
+        system = self.system() if system is None else system
+        link = ((system.get("@Redfish.Settings") or {}).get("SettingsObject") or {}).get("@odata.id")
+        return link.rstrip("/") if isinstance(link, str) and link.startswith(self.system_path() + "/") else ""
 
     def boot_override(self) -> dict[str, str]:
-        boot = self.system().get("Boot") or {}
-        return {"target": str(boot.get("BootSourceOverrideTarget", "None")),
-                "enabled": str(boot.get("BootSourceOverrideEnabled", "Disabled"))}
+        """The boot override as the next boot will see it: a change waiting in the settings object counts."""
+        system = self.system()
+        boot = dict(system.get("Boot") or {})
+        settings = self.settings_path(system)
+        if settings:
+            pending = self.get(settings).get("Boot") or {}
+            boot.update({k: v for k, v in pending.items() if k.startswith("BootSourceOverride")})
+        out = {"target": str(boot.get("BootSourceOverrideTarget", "None")),
+               "enabled": str(boot.get("BootSourceOverrideEnabled", "Disabled"))}
+        if boot.get("BootSourceOverrideMode") in BOOT_MODES:
+            out["mode"] = str(boot["BootSourceOverrideMode"])
+        return out
 
     def set_boot_once(self, target: str) -> None:
-        self.request("PATCH", self.system_path(),
-                     {"Boot": {"BootSourceOverrideTarget": target, "BootSourceOverrideEnabled": "Once"}})
+        if target not in BOOT_TARGETS:
+            raise RedfishError("%s: boot target %r is not one of %s" % (self._where(), target, ", ".join(BOOT_TARGETS)))
+        system = self.system()
+        now = system.get("Boot") or {}
+        boot = {"BootSourceOverrideTarget": target, "BootSourceOverrideEnabled": "Once"}
+        mode = self.boot_mode or now.get("BootSourceOverrideMode")
+        if mode in BOOT_MODES:
+            boot["BootSourceOverrideMode"] = mode
+        path = self.settings_path(system) or self.system_path()
+
+        def done() -> bool:
+            got = self.boot_override()
+            return got["target"] == target and got["enabled"] == "Once" and got.get("mode", mode) == mode
+
+        self.patch(path, {"Boot": boot}, current=done)
+
+    def allowed_resets(self) -> list[str] | None:
+        """The reset types the BMC lists for the system, or None when it lists none (then any is tried)."""
+        action = (self.system().get("Actions") or {}).get("#ComputerSystem.Reset") or {}
+        values = action.get("ResetType@Redfish.AllowableValues")
+        info = action.get("@Redfish.ActionInfo")
+        if values is None and isinstance(info, str) and info.startswith("/redfish/v1/"):
+            for parameter in self.request("GET", info).get("Parameters") or []:
+                if isinstance(parameter, dict) and parameter.get("Name") == "ResetType":
+                    values = parameter.get("AllowableValues")
+        if not isinstance(values, list):
+            return None
+        return [str(v) for v in values if isinstance(v, str)]
+
+    def reset(self, reset_type: str, wait_off: float = 120.0) -> list[str]:
+        """Reset the system as ``reset_type`` asks, with the types the BMC lists; returns the types sent."""
+        allowed = self.allowed_resets()
+        if allowed is None or reset_type in allowed:
+            self._post_reset(reset_type)
+            return [reset_type]
+        for other in RESET_ALTERNATIVES.get(reset_type, ()):
+            if other in allowed:
+                self._post_reset(other)
+                return [other]
+        if reset_type == "ForceRestart" and "ForceOff" in allowed:
+            on = "On" if "On" in allowed else next((t for t in RESET_ALTERNATIVES["On"] if t in allowed), "")
+            if on:
+                self._post_reset("ForceOff")
+                self.wait_power("Off", wait_off)
+                self._post_reset(on)
+                return ["ForceOff", on]
+        raise RedfishError("%s: the BMC does not offer reset type %s for %s (it lists %s); nothing was sent"
+                           % (self._where(), reset_type, self.system_path(), ", ".join(allowed) or "none"))
+
+    def _post_reset(self, reset_type: str) -> None:
+        """POST the reset. It is not idempotent, so a failed try is followed by a read of the power state: the
+        POST is sent again only when the state shows it did not happen."""
+        path = self.system_path() + "/Actions/ComputerSystem.Reset"
+        outcome = RESET_OUTCOME.get(reset_type)
+        last = ""
+        for attempt in range(self.retries + 1):
+            if attempt:
+                self.sleep(self.backoff * 2 ** (attempt - 1))
+                state = self.power_state()
+                if outcome is None:
+                    raise RedfishError(
+                        "%s: POST %s (%s) failed with %s and the power state (%s) cannot tell whether it happened; "
+                        "not sent again: check the node, then run again" % (self._where(), path, reset_type, last,
+                                                                            state))
+                if state in outcome:
+                    return
+            try:
+                self._call("POST", path, {"ResetType": reset_type}, retry=False)
+                return
+            except _Transient as exc:
+                last = str(exc)
+        raise RedfishError("%s: POST %s (%s) failed %d times, last with %s, and the power state shows it did not "
+                           "happen; check that the BMC is up and reachable"
+                           % (self._where(), path, reset_type, self.retries + 1, last))
 
     def wait_power(self, want: str, timeout: float, interval: float = 1.0,
                    clock: Callable[[], float] = time.monotonic) -> str:
@@ -123,7 +384,6 @@ class Redfish:
                 raise RedfishError("%s: power state is still %s after %.0f s (wanted %s)"
                                    % (self._where(), state, timeout, want))
             self.sleep(interval)
-
     def mac_addresses(self) -> list[str]:
         """The MAC addresses of the system's network interfaces (Redfish ``EthernetInterfaces``:
         ``MACAddress`` and ``PermanentMACAddress`` of each member), normalised, sorted; [] when it lists none.

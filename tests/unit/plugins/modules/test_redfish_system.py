@@ -11,6 +11,8 @@ from tests.support.module_args import patch_module_args
 
 
 class FakeClient:
+    boot_mode = ""
+
     def __init__(self, power: str = "Off", boot: dict | None = None) -> None:
         self.power = power
         self.boot = boot or {"target": "None", "enabled": "Disabled"}

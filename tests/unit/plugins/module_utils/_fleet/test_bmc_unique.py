@@ -42,3 +42,13 @@ def test_systems_of_one_multi_node_chassis_are_told_apart_by_system_id() -> None
     data["nodes"][1]["bmc"]["system_id"] = "Node0"
     with pytest.raises(FleetError, match=r"BMC https://198\.51\.100\.1:8001 system Node0 is already nodes\[0\]"):
         load_fleet(data)
+
+
+def test_a_boot_mode_is_redfish_s_spelling_or_refused_naming_the_field() -> None:
+    data = inventory_yaml.load(FLEET)
+    data["nodes"][0]["bmc"]["boot_mode"] = "UEFI"
+    assert load_fleet(data)["nodes"][0]["bmc"]["boot_mode"] == "UEFI"
+    data["nodes"][1]["bmc"]["boot_mode"] = "uefi"
+    with pytest.raises(FleetError, match=r"nodes\[1\]\.bmc\.boot_mode: 'uefi' is not a boot mode; use one of UEFI, "
+                                         r"Legacy"):
+        load_fleet(data)

@@ -17,16 +17,33 @@ SYSTEM = "/redfish/v1/Systems/node1"
 
 
 class Bmc:
-    """A scripted BMC: answers `failures` 503s first, then serves one system; records requests."""
+    """A scripted BMC: answers `failures` 503s first, then serves one system; records requests.
+
+    Optional behaviours of real BMCs (each named where a test turns it on): a SessionService, ETags with
+    `If-Match` required on PATCH, a settings object for the system's Boot, a reduced ResetType list, and a
+    reset that is applied but answered 503."""
 
     def __init__(self) -> None:
         self.failures = 0
         self.requests: list[tuple[str, str, dict]] = []
+        self.headers: list[dict] = []
         boot = {"BootSourceOverrideTarget": "None", "BootSourceOverrideEnabled": "Disabled"}
         self.state = {"PowerState": "Off", "Boot": boot, "EthernetInterfaces": {"@odata.id": SYSTEM + "/EthernetInterfaces"}}
         # As sushy-tools lists a system's NICs (templates/ethernet_interface*.json): one member per NIC.
         self.nics = {"nic1": {"MACAddress": "52:54:00:C6:33:63", "PermanentMACAddress": "52:54:00:C6:33:63"},
                      "nic2": {"MACAddress": "B8-3F-D2-00-00-01"}}
+        self.sessions_enabled = False
+        self.sessions: dict[str, str] = {}  # token -> session path
+        self.logins = 0
+        self.changed_by_another = 0  # the next PATCHes find the system changed since it was read
+        self.require_if_match = False
+        self.settings: dict | None = None  # pending Boot of a settings object, when the system has one
+        self.allowed: list[str] | None = None
+        self.reset_answers_503 = 0  # the reset is applied, the answer is lost
+        self.version = 1
+
+    def etag(self) -> str:
+        return 'W/"%d"' % self.version
 
 
 @pytest.fixture
@@ -37,11 +54,13 @@ def bmc() -> Iterator[tuple[Bmc, str]]:
         def log_message(self, *args) -> None:  # quiet
             pass
 
-        def _answer(self, code: int, body: dict | None = None) -> None:
+        def _answer(self, code: int, body: dict | None = None, headers: dict | None = None) -> None:
             data = json.dumps(body or {}).encode()
             self.send_response(code)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
             self.end_headers()
             self.wfile.write(data)
 
@@ -49,18 +68,55 @@ def bmc() -> Iterator[tuple[Bmc, str]]:
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length)) if length else {}
             fake.requests.append((self.command, self.path, body))
-            expected = "Basic " + base64.b64encode(f"admin:{PASSWORD}".encode()).decode()
-            if self.headers.get("Authorization") != expected:
-                return self._answer(401, {"error": {"message": "unauthorized"}})
+            fake.headers.append(dict(self.headers))
+            sessions = "/redfish/v1/SessionService/Sessions"
             if fake.failures:
                 fake.failures -= 1
                 return self._answer(503, {"error": {"message": "busy"}})
+            if self.path == "/redfish/v1/":
+                root = {"Systems": {"@odata.id": "/redfish/v1/Systems"}}
+                if fake.sessions_enabled:
+                    root["Links"] = {"Sessions": {"@odata.id": sessions}}
+                return self._answer(200, root)
+            if fake.sessions_enabled and self.path == sessions and self.command == "POST":
+                if body != {"UserName": "admin", "Password": PASSWORD}:
+                    return self._answer(401, {"error": {"message": "login failed"}})
+                fake.logins += 1
+                token = "tok-%d" % fake.logins
+                fake.sessions[token] = f"{sessions}/{fake.logins}"
+                return self._answer(201, {}, {"X-Auth-Token": token, "Location": fake.sessions[token]})
+            expected = "Basic " + base64.b64encode(f"admin:{PASSWORD}".encode()).decode()
+            token = self.headers.get("X-Auth-Token")
+            if not (token in fake.sessions or self.headers.get("Authorization") == expected):
+                return self._answer(401, {"error": {"message": "unauthorized"}})
+            if self.command == "DELETE" and token and fake.sessions.get(token) == self.path:
+                del fake.sessions[token]
+                return self._answer(204)
             if self.path == "/redfish/v1/Systems":
                 return self._answer(200, {"Members": [{"@odata.id": SYSTEM}]})
             if self.path == SYSTEM and self.command == "GET":
-                return self._answer(200, fake.state)
+                state = dict(fake.state)
+                if fake.settings is not None:
+                    state["@Redfish.Settings"] = {"SettingsObject": {"@odata.id": SYSTEM + "/Settings"}}
+                if fake.allowed is not None:
+                    state["Actions"] = {"#ComputerSystem.Reset": {"ResetType@Redfish.AllowableValues": fake.allowed}}
+                return self._answer(200, state, {"ETag": fake.etag()})
+            if self.path == SYSTEM + "/Settings" and fake.settings is not None:
+                if self.command == "PATCH":
+                    fake.settings.update(body["Boot"])
+                return self._answer(200, {"Boot": fake.settings})
             if self.path == SYSTEM and self.command == "PATCH":
+                if fake.settings is not None:
+                    return self._answer(400, {"error": {"message": "PropertyNotWritable: Boot"}})
+                if fake.changed_by_another:
+                    fake.changed_by_another -= 1
+                    fake.version += 1
+                if fake.require_if_match and "If-Match" not in self.headers:
+                    return self._answer(428, {"error": {"message": "If-Match required"}})
+                if fake.require_if_match and self.headers["If-Match"] != fake.etag():
+                    return self._answer(412, {"error": {"message": "ETag mismatch"}})
                 fake.state["Boot"].update(body["Boot"])
+                fake.version += 1
                 return self._answer(200, fake.state)
             if self.path == SYSTEM + "/EthernetInterfaces":
                 return self._answer(200, {"Members": [{"@odata.id": f"{SYSTEM}/EthernetInterfaces/{n}"}
@@ -68,11 +124,17 @@ def bmc() -> Iterator[tuple[Bmc, str]]:
             if self.path.startswith(SYSTEM + "/EthernetInterfaces/") and self.path.rsplit("/", 1)[1] in fake.nics:
                 return self._answer(200, fake.nics[self.path.rsplit("/", 1)[1]])
             if self.path == SYSTEM + "/Actions/ComputerSystem.Reset":
+                if fake.allowed is not None and body["ResetType"] not in fake.allowed:
+                    return self._answer(400, {"error": {"message": "ActionParameterNotSupported"}})
                 fake.state["PowerState"] = "Off" if "Off" in body["ResetType"] else "On"
+                fake.version += 1
+                if fake.reset_answers_503:
+                    fake.reset_answers_503 -= 1
+                    return self._answer(503, {"error": {"message": "busy"}})
                 return self._answer(204)
             return self._answer(404, {"error": {"message": "no such resource"}})
 
-        do_GET = do_POST = do_PATCH = _handle
+        do_GET = do_POST = do_PATCH = do_DELETE = _handle
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -91,7 +153,7 @@ def test_5xx_is_retried_with_backoff_then_succeeds(bmc) -> None:
     fake.failures = 2
     rf, sleeps = client(url)
     assert rf.power_state() == "Off"
-    assert sleeps == [1.0, 2.0] and rf.requests == 4  # 2 x 503, then Systems, then the system
+    assert sleeps == [1.0, 2.0] and rf.requests == 5  # 2 x 503, then the service root, Systems, the system
 
 
 def test_a_bmc_that_stays_down_is_reported_by_name_without_the_password(bmc) -> None:
@@ -101,7 +163,7 @@ def test_a_bmc_that_stays_down_is_reported_by_name_without_the_password(bmc) -> 
     with pytest.raises(RedfishError) as err:
         rf.power_state()
     message = str(err.value)
-    assert message.startswith(f"node1: BMC {url}: GET /redfish/v1/Systems failed 4 times, last with HTTP 503")
+    assert message.startswith(f"node1: BMC {url}: GET /redfish/v1/ failed 4 times, last with HTTP 503")
     assert PASSWORD not in message and sleeps == [1.0, 2.0, 4.0]
 
 
@@ -118,7 +180,7 @@ def test_a_wrong_password_fails_at_once_without_printing_it(bmc) -> None:
     with pytest.raises(RedfishError) as err:
         rf.power_state()
     assert "authentication failed (HTTP 401) for user 'admin'" in str(err.value)
-    assert "wrong-password-123" not in str(err.value) and not sleeps and len(fake.requests) == 1
+    assert "wrong-password-123" not in str(err.value) and not sleeps and len(fake.requests) == 2  # root, Systems
 
 
 def test_boot_once_reset_and_wait(bmc) -> None:
@@ -127,6 +189,7 @@ def test_boot_once_reset_and_wait(bmc) -> None:
     rf.set_boot_once("Pxe")
     assert fake.requests[-1] == ("PATCH", SYSTEM, {"Boot": {"BootSourceOverrideTarget": "Pxe",
                                                             "BootSourceOverrideEnabled": "Once"}})
+    assert fake.headers[-1]["If-Match"] == 'W/"1"'  # the ETag of the system as read before
     assert rf.boot_override() == {"target": "Pxe", "enabled": "Once"}
     rf.reset("On")
     assert rf.wait_power("On", timeout=5) == "On"
@@ -173,3 +236,112 @@ def test_a_system_that_lists_no_nic_or_junk_identifies_nothing(bmc) -> None:
     assert rf.mac_addresses() == []
     with pytest.raises(RedfishError, match="is no MAC address"):
         rf.identify("52:54:00")
+
+
+# --- as real BMCs behave: sessions, ETags, settings objects, reset types, no blind POST ------------------------
+
+def test_a_session_is_used_where_the_service_root_offers_one_and_deleted_at_close(bmc) -> None:
+    """DSP0266 "Session login": POST the credentials once, then X-Auth-Token; DELETE the session at the end."""
+    fake, url = bmc
+    fake.sessions_enabled = True
+    with client(url)[0] as rf:
+        assert rf.power_state() == "Off" and rf.auth == "session"
+        assert fake.sessions == {"tok-1": "/redfish/v1/SessionService/Sessions/1"}
+    assert fake.sessions == {}  # logged out
+    assert fake.requests[1] == ("POST", "/redfish/v1/SessionService/Sessions", {"UserName": "admin", "Password": PASSWORD})
+    after_login = fake.headers[2:]
+    assert after_login and all(h.get("X-Auth-Token") == "tok-1" and "Authorization" not in h for h in after_login)
+    assert fake.requests[-1] == ("DELETE", "/redfish/v1/SessionService/Sessions/1", {})
+
+
+def test_an_expired_session_is_renewed_once(bmc) -> None:
+    fake, url = bmc
+    fake.sessions_enabled = True
+    rf = client(url)[0]
+    rf.power_state()
+    fake.sessions.clear()  # the BMC dropped it
+    assert rf.power_state() == "Off"
+    assert list(fake.sessions) == ["tok-2"]
+
+
+def test_a_wrong_password_at_session_login_fails_without_printing_it(bmc) -> None:
+    fake, url = bmc
+    fake.sessions_enabled = True
+    with pytest.raises(RedfishError) as err:
+        client(url, password="wrong-password-123")[0].power_state()
+    assert "authentication failed (HTTP 401)" in str(err.value) and "wrong-password-123" not in str(err.value)
+
+
+def test_a_bmc_that_requires_if_match_gets_the_etag_and_a_stale_one_is_read_again(bmc) -> None:
+    """Lenovo XCC / AMI: 428 without If-Match, 412 for an ETag that no longer matches."""
+    fake, url = bmc
+    fake.require_if_match = True
+    rf = client(url)[0]
+    rf.set_boot_once("Pxe")
+    assert fake.state["Boot"]["BootSourceOverrideTarget"] == "Pxe"
+    fake.changed_by_another = 1  # between the client's read and its PATCH
+    rf.set_boot_once("Hdd")
+    tags = [h.get("If-Match") for (m, _p, _b), h in zip(fake.requests, fake.headers, strict=True) if m == "PATCH"]
+    assert tags == ['W/"1"', 'W/"2"', 'W/"3"']  # the one that went stale (412), then the one read again
+    assert fake.state["Boot"]["BootSourceOverrideTarget"] == "Hdd"
+
+
+def test_a_system_with_a_settings_object_is_changed_there(bmc) -> None:
+    """iDRAC 10: the System's Boot is read-only; changes go to @Redfish.Settings' SettingsObject."""
+    fake, url = bmc
+    fake.settings = {}
+    rf = client(url)[0]
+    rf.set_boot_once("Pxe")
+    assert [p for m, p, _b in fake.requests if m == "PATCH"] == [SYSTEM + "/Settings"]
+    assert fake.state["Boot"]["BootSourceOverrideTarget"] == "None"  # applied by the BMC at the next reset
+    assert rf.boot_override() == {"target": "Pxe", "enabled": "Once"}  # the pending change counts
+
+
+def test_the_boot_mode_goes_with_the_target(bmc) -> None:
+    """Supermicro resets BootSourceOverrideMode when a PATCH leaves it out: send the system's, or the fleet's."""
+    fake, url = bmc
+    fake.state["Boot"]["BootSourceOverrideMode"] = "UEFI"
+    client(url)[0].set_boot_once("Pxe")
+    assert fake.requests[-1][2]["Boot"]["BootSourceOverrideMode"] == "UEFI"
+    client(url, boot_mode="Legacy")[0].set_boot_once("Pxe")
+    assert fake.requests[-1][2]["Boot"]["BootSourceOverrideMode"] == "Legacy"
+    with pytest.raises(RedfishError, match="boot_mode 'uefi' is not one of UEFI, Legacy"):
+        client(url, boot_mode="uefi")
+
+
+def test_a_restart_without_force_restart_is_off_then_on(bmc) -> None:
+    fake, url = bmc
+    fake.allowed = ["On", "ForceOff", "GracefulShutdown"]
+    fake.state["PowerState"] = "On"
+    rf = client(url)[0]
+    assert rf.reset("ForceRestart") == ["ForceOff", "On"]
+    assert [b["ResetType"] for m, _p, b in fake.requests if m == "POST"] == ["ForceOff", "On"]
+    assert fake.state["PowerState"] == "On"
+
+
+def test_a_reset_type_the_bmc_does_not_list_is_refused_before_anything_is_sent(bmc) -> None:
+    fake, url = bmc
+    fake.allowed = ["On", "ForceOff"]
+    with pytest.raises(RedfishError, match=r"does not offer reset type GracefulShutdown .*it lists On, ForceOff\); "
+                                           r"nothing was sent"):
+        client(url)[0].reset("GracefulShutdown")
+    assert not [m for m, _p, _b in fake.requests if m == "POST"]
+
+
+def test_a_reset_whose_answer_is_lost_is_not_sent_again_once_the_state_shows_it(bmc) -> None:
+    """The BMC powered the node on but answered 503: re-read PowerState, do not POST a second time."""
+    fake, url = bmc
+    fake.reset_answers_503 = 1
+    rf, sleeps = client(url)
+    assert rf.reset("On") == ["On"]
+    assert [b["ResetType"] for m, _p, b in fake.requests if m == "POST"] == ["On"] and sleeps == [1.0]
+
+
+def test_a_restart_whose_answer_is_lost_is_reported_not_repeated(bmc) -> None:
+    fake, url = bmc
+    fake.state["PowerState"] = "On"
+    fake.reset_answers_503 = 5
+    with pytest.raises(RedfishError, match=r"POST .*ComputerSystem.Reset \(ForceRestart\) failed with HTTP 503 and "
+                                           r"the power state \(On\) cannot tell whether it happened; not sent again"):
+        client(url)[0].reset("ForceRestart")
+    assert len([m for m, _p, _b in fake.requests if m == "POST"]) == 1
