@@ -59,6 +59,12 @@ CHART_PORT = 8880                 # stand-in Helm repository
 PKG_MIRROR_PORT = 8881            # the site's mirror of the Kubernetes package repository (infra/pkg_mirror.py)
 REGISTRY_PORT = 5000              # the site's container registry (infra/registry.py)
 NVUE_PORT = 8765                  # the role's switch_fabric_nvue_port default
+# Vendor BMC behaviours (sim/bmc_vendor_sim.py): one front per mode, ports VENDOR_BMC_PORT + 1 + i, before one
+# sushy-tools emulator on VENDOR_BMC_PORT that drives a system of its own (no fleet node).
+VENDOR_BMC_PORT = 8100
+VENDOR_BMC_MODES = ("ami", "supermicro", "idrac10", "openbmc-ibm")
+VENDOR_BMC_SYSTEM = "vendorbox"
+VENDOR_BMC_MAC = "52:54:00:0b:00:01"
 BOOT_TARGET_TAP = "gcltap0"
 NVUE_DEFAULT_RELEASE = "5.12"     # a fleet NVUE switch without os_version answers as this release
 
@@ -229,6 +235,11 @@ def bmc_address(node: Host | str) -> str:
     if found.bmc is None:
         raise KeyError(f"{found.name} has no BMC")
     return found.bmc
+
+
+def vendor_bmc_address(mode: str) -> str:
+    """The front that answers as `mode`'s BMC does, `address:port`."""
+    return f"{CONTROLLER_IP}:{VENDOR_BMC_PORT + 1 + VENDOR_BMC_MODES.index(mode)}"
 
 
 def bmc_port(node: Host | str) -> int:

@@ -71,18 +71,19 @@ def tls() -> tuple[Path, Path]:
 
 
 def emulator_config(host: Host) -> str:
+    return _emulator_config(host.name, system_uuid(host), host.mac, host.ip, config.bmc_port(host), state_dir(host))
+
+
+def _emulator_config(name: str, uuid_: str, mac: str, ip: str, port: int, directory: Path) -> str:
     cert, key = tls()
-    system = {
-        "uuid": system_uuid(host), "name": host.name, "power_state": "Off",
-        "nics": [{"mac": host.mac, "ip": host.ip}],
-    }
+    system = {"uuid": uuid_, "name": name, "power_state": "Off", "nics": [{"mac": mac, "ip": ip}]}
     return "\n".join([
         f"SUSHY_EMULATOR_LISTEN_IP = {config.CONTROLLER_IP!r}",
-        f"SUSHY_EMULATOR_LISTEN_PORT = {config.bmc_port(host)}",
+        f"SUSHY_EMULATOR_LISTEN_PORT = {port}",
         "SUSHY_EMULATOR_FAKE_DRIVER = True",
         f"SUSHY_EMULATOR_FAKE_SYSTEMS = {json.dumps([system])}",
-        f"SUSHY_EMULATOR_STATE_DIR = {str(state_dir(host))!r}",
-        f"SUSHY_EMULATOR_AUTH_FILE = {str(state_dir(host) / 'htpasswd')!r}",
+        f"SUSHY_EMULATOR_STATE_DIR = {str(directory)!r}",
+        f"SUSHY_EMULATOR_AUTH_FILE = {str(directory / 'htpasswd')!r}",
         f"SUSHY_EMULATOR_SSL_CERT = {str(cert)!r}",
         f"SUSHY_EMULATOR_SSL_KEY = {str(key)!r}",
         "",
@@ -241,20 +242,63 @@ def start_boot_target_bmc(auth: str) -> None:
                       "GPUCLOUD_LAB_DIR": str(config.LAB_DIR)})
 
 
+VENDOR_DIR = config.RUN_DIR / "redfish" / "vendor"
+
+
+def vendor_unit(mode: str = "") -> str:
+    return f"redfish-vendor-{mode}" if mode else "redfish-vendor"
+
+
+def vendor_log(mode: str) -> Path:
+    """What the `mode` front was asked and answered, one JSON object per line (sim/bmc_vendor_sim.py)."""
+    return VENDOR_DIR / f"{mode}.jsonl"
+
+
+def start_vendor_bmcs(auth: str) -> None:
+    """The vendor-behaviour fronts (SIMULATION, sim/bmc_vendor_sim.py), one per mode, before one more fake-driver
+    emulator whose system is no fleet node: what they do to it touches no lab host."""
+    cert, key = tls()
+    if not daemon_pid(vendor_unit()):
+        write_file(VENDOR_DIR / "htpasswd", auth, mode=0o600)
+        uuid_ = str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{config.VENDOR_BMC_SYSTEM}.{config.DOMAIN}"))
+        write_file(VENDOR_DIR / "emulator.conf", _emulator_config(
+            config.VENDOR_BMC_SYSTEM, uuid_, config.VENDOR_BMC_MAC, "192.0.2.250", config.VENDOR_BMC_PORT, VENDOR_DIR))
+        start_daemon(vendor_unit(),
+                     [str(VENV / "bin" / "sushy-emulator"), "--config", str(VENDOR_DIR / "emulator.conf")],
+                     env={"TMPDIR": str(VENDOR_DIR)})
+    for mode in config.VENDOR_BMC_MODES:
+        if daemon_pid(vendor_unit(mode)):
+            continue
+        address, port = config.vendor_bmc_address(mode).rsplit(":", 1)
+        start_daemon(vendor_unit(mode), [
+            "/usr/bin/python3", "-m", "gpucloud_lab.sim.bmc_vendor_sim", "--mode", mode, "--listen", address,
+            "--port", port, "--backend", f"https://{config.CONTROLLER_IP}:{config.VENDOR_BMC_PORT}",
+            "--username", USERNAME, "--cert", str(cert), "--key", str(key), "--ca", str(pki.CA_CERT),
+            "--log", str(vendor_log(mode))], env={"PYTHONPATH": str(config.LAB_DIR), "BMC_SIM_PASSWORD": PASSWORD})
+
+
 def up() -> None:
     ensure_venv()
     auth = htpasswd()
     for host in config.GPU_NODES:
         start(host, auth)
     start_boot_target_bmc(auth)
+    start_vendor_bmcs(auth)
     for host in config.GPU_NODES:
         wait_for(lambda h=host: port_open(config.CONTROLLER_IP, config.bmc_port(h)),
                  f"Redfish emulator for {host.name}", timeout=30)
     wait_for(lambda: port_open(config.CONTROLLER_IP, config.bmc_port(config.BOOT_TARGET)),
              f"Redfish emulator for {config.BOOT_TARGET.name}", timeout=30)
+    for mode in config.VENDOR_BMC_MODES:
+        port = int(config.vendor_bmc_address(mode).rsplit(":", 1)[1])
+        wait_for(lambda p=port: port_open(config.CONTROLLER_IP, p), f"vendor BMC front {mode}", timeout=30)
+    wait_for(lambda: port_open(config.CONTROLLER_IP, config.VENDOR_BMC_PORT), "vendor BMC emulator", timeout=30)
 
 
 def down() -> None:
+    for mode in config.VENDOR_BMC_MODES:
+        stop_unit(vendor_unit(mode))
+    stop_unit(vendor_unit())
     for host in (*config.GPU_NODES, config.BOOT_TARGET):
         stop_unit(unit(host))
 
@@ -276,6 +320,12 @@ class Redfish:
         down()
 
     def rows(self) -> list[Row]:
-        return [Row(f"bmc {h.name}", state(h), f"https://{config.bmc_address(h)}",
+        rows = [Row(f"bmc {h.name}", state(h), f"https://{config.bmc_address(h)}",
                     f"sushy-tools fake driver, system {h.name}, user {USERNAME}")
                 for h in config.GPU_NODES]
+        for mode in config.VENDOR_BMC_MODES:
+            address = config.vendor_bmc_address(mode)
+            running = daemon_pid(vendor_unit(mode)) and port_open(config.CONTROLLER_IP, int(address.rsplit(":", 1)[1]))
+            rows.append(Row(f"bmc vendor {mode}", "running" if running else "stopped", f"https://{address}",
+                            f"SIMULATION of {mode}'s Redfish behaviours before system {config.VENDOR_BMC_SYSTEM}"))
+        return rows
