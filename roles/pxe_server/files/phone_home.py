@@ -43,7 +43,9 @@ KEY_FIELDS = {
 INFO_FIELDS = ("instance_id", "hostname", "fqdn")
 ABSENT = ("", "N/A")
 MAX_BODY = 64 * 1024
-NAME = re.compile(r"^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$")
+# The fleet's hostname pattern (plugins/module_utils/_fleet/schema.py HOSTNAME; a unit test holds them equal): a
+# node the fleet accepts can post. This file runs on the boot server alone, so it cannot import the collection.
+NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 INFO = re.compile(r"^[\x21-\x7e]{1,255}$")
 
 

@@ -158,3 +158,14 @@ def test_every_seed_posts_the_fields_the_receiver_reads() -> None:
     user_data = seeds.ubuntu(node, site, boot, options)["user-data"]
     posted = json.loads(user_data.split("\n", 1)[1])["autoinstall"]["user-data"]["phone_home"]["post"]
     assert set(posted) == wanted
+
+
+def test_the_receiver_takes_the_names_the_fleet_takes() -> None:
+    """A node the fleet accepts (uppercase, underscores, long names) must be able to post: one pattern."""
+    from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.schema import HOSTNAME
+
+    assert phone_home.NAME.pattern == HOSTNAME.pattern
+    for name in ("GPU_node-01.rack7", "a" * 80, "gpu1"):
+        assert phone_home.NAME.match(name) and HOSTNAME.match(name)
+    for name in ("../etc", "-gpu", "gpu/1", "gpu1.", ""):
+        assert not phone_home.NAME.match(name)
