@@ -239,7 +239,7 @@ def test_bmc_failures_are_named_and_never_print_the_password(served: Lab) -> Non
     finally:
         server.shutdown()
     assert busy.rc != 0 and _Busy.hits == 3
-    assert any(f"gpu4: BMC {url}: GET /redfish/v1/Systems failed 3 times, last with HTTP 503" in f
+    assert any(f"gpu4: BMC {url}: GET /redfish/v1/ failed 3 times, last with HTTP 503" in f
                for f in busy.failures()), busy.failures()
     assert secrets.LAB_PASSWORD not in json.dumps(busy.events)
 
@@ -366,6 +366,27 @@ def test_registration_checks_the_host_key_the_node_posted_on_phone_home(served: 
     back = served.playbook("playbooks/provision.yml", limit="pxe,gpu1")
     assert back.rc == 0, back.failures()
     assert "gpu1" not in KNOWN_HOSTS.read_text()
+
+
+NO_POST = "Fail when an install sent no phone-home post in time"
+
+
+def test_an_install_with_no_phone_home_post_in_time_fails_and_keeps_its_mark(served: Lab) -> None:
+    """gpu1, marked as being installed, answers SSH but never posts: nothing says that what answers is the node that
+    was installed, so registration fails naming gpu1, trusts no key, and the mark stays for the next run."""
+    pxe(f"rm -f {RECORDS}/gpu1.json {MARKS}/gpu1.installing")
+    _mark("gpu1")
+    try:
+        run = served.playbook("playbooks/provision.yml", {"os_install_phone_home_timeout": 5}, limit="pxe,gpu1")
+        assert run.rc != 0 and run.failed_tasks() == [NO_POST], run.failures()
+        message = run.results(NO_POST)["gpu1"]["msg"]
+        assert message.startswith("gpu1: answers SSH but posted no phone-home record within 5 s"), message
+        assert "its mark stays" in message
+        assert pxe(f"test -e {MARKS}/gpu1.installing && echo marked || echo clear").strip() == "marked"
+        assert "gpu1," not in (KNOWN_HOSTS.read_text() if KNOWN_HOSTS.exists() else "")
+        assert REGISTRATION not in [e["event_data"].get("task") for e in run.events if e["event"] == "runner_on_ok"]
+    finally:
+        pxe(f"rm -f {RECORDS}/gpu1.json {MARKS}/gpu1.installing")
 
 
 def test_a_seed_is_served_only_to_its_node_and_only_while_it_is_installed(served: Lab) -> None:
