@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from tests.integration.conftest import BootChain
-from tests.integration.lab import Lab, config, hostvars, on, secrets
+from tests.integration.lab import Lab, config, hostvars, kubectl, on, secrets
 
 PXE = config.PXE_SERVER
 REPO = Path(__file__).resolve().parents[2]
@@ -559,6 +559,54 @@ def test_boot_target_installs_from_our_server_up_to_the_preseed(lab: Lab, boot_c
     assert state.stdout.strip() == "off"
     back = lab.playbook("playbooks/provision.yml", limit="pxe")  # the fleet still has gpu4: serve it again
     assert back.rc == 0, back.failures()
+
+
+NODE_CHECK = "Refuse a node that is a working Node of its cluster"
+GPU4_NODE = """apiVersion: v1
+kind: Node
+metadata: {name: gpu4, labels: {gpucloud.baremetal/test: node-check}}
+"""
+HELD_POD = """apiVersion: v1
+kind: Pod
+metadata: {name: held-by-gpu4, namespace: default}
+spec:
+  nodeName: gpu4
+  containers: [{name: c, image: registry.k8s.io/pause:3.4}]
+"""
+
+
+def test_a_working_node_is_neither_reinstalled_nor_powered_off(lab: Lab) -> None:
+    """A confirmed reinstall or decommission of a node that is a working Node of its cluster (schedulable, or with
+    pods other than DaemonSet and static ones) is refused before any BMC request; a cordoned, drained one may go.
+    gpu2 is a Ready Node of the host cluster; gpu4 gets a Node object of its own here (no kubelet: an API object)."""
+    reinstall = lab.playbook("playbooks/provision.yml", {"reinstall": "gpu2", "confirm": "gpu2"}, limit="pxe,gpu2")
+    assert reinstall.rc != 0 and reinstall.failed_tasks() == [NODE_CHECK], reinstall.failures()
+    message = reinstall.results(NODE_CHECK)["gpu2"]["msg"]
+    assert message.startswith("gpu2: is a Node of the host cluster, schedulable"), message
+    assert "kubectl drain gpu2" in message and message.endswith("Nothing was changed.")
+    assert not reinstall.hosts_with("changed").get("gpu2"), reinstall.changed_tasks("gpu2")
+    assert not [e for e in reinstall.events if e["event_data"].get("host") == "gpu2"
+                and e["event_data"].get("task_action", "").endswith("redfish_system")], "the BMC was asked"
+
+    decommission = {"node": "gpu4", "confirm": "gpu4"}
+    kubectl("apply", "-f", "-", input=GPU4_NODE)
+    try:
+        schedulable = lab.playbook("playbooks/node_decommission.yml", decommission, check=True)
+        assert schedulable.rc != 0 and schedulable.failed_tasks() == [NODE_CHECK], schedulable.failures()
+        assert "gpu4: is a Node of the host cluster, schedulable" in schedulable.results(NODE_CHECK)["gpu4"]["msg"]
+        kubectl("cordon", "gpu4")
+        kubectl("apply", "-f", "-", input=HELD_POD)
+        busy = lab.playbook("playbooks/node_decommission.yml", decommission, check=True)
+        assert busy.rc != 0 and busy.failed_tasks() == [NODE_CHECK], busy.failures()
+        text = busy.results(NODE_CHECK)["gpu4"]["msg"]
+        assert "gpu4: is a Node of the host cluster, with 1 pod(s) on it (default/held-by-gpu4)" in text, text
+        kubectl("delete", "pod", "-n", "default", "held-by-gpu4", "--grace-period=0", "--force")
+        drained = lab.playbook("playbooks/node_decommission.yml", decommission, check=True)
+        assert drained.rc == 0, drained.failures()
+        assert drained.results(NODE_CHECK)["gpu4"]["msg"] == "gpu4: not a working Node of the host cluster"
+    finally:
+        kubectl("delete", "pod", "-n", "default", "held-by-gpu4", "--ignore-not-found", "--grace-period=0", "--force")
+        kubectl("delete", "node", "gpu4", "--ignore-not-found")
 
 
 PROBE = Path(__file__).with_name("dhcp_probe.py")
