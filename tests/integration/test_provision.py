@@ -343,6 +343,7 @@ def test_registration_checks_the_host_key_the_node_posted_on_phone_home(served: 
         assert strict.stdout.strip() == "gpu1", strict.stderr
         # Registered, gpu1 is no longer being installed: no post replaces the keys the controller now trusts.
         assert pxe(f"test -e {MARKS}/gpu1.installing && echo marked || echo clear").strip() == "clear"
+        assert pxe(f"cat {MARKS}/gpu1.deployed").strip() == "gpu1: deployed (registered by the os_install role)"
         assert phone_home("gpu1", "gpu1", f"--data-urlencode 'pub_key_ed25519={other}'") == "409"
 
         again = served.playbook("playbooks/provision.yml", limit="pxe,gpu1,gpu2")
@@ -387,6 +388,32 @@ def test_an_install_with_no_phone_home_post_in_time_fails_and_keeps_its_mark(ser
         assert REGISTRATION not in [e["event_data"].get("task") for e in run.events if e["event"] == "runner_on_ok"]
     finally:
         pxe(f"rm -f {RECORDS}/gpu1.json {MARKS}/gpu1.installing")
+
+
+LOST = "Report a deployed or decommissioned node that does not answer (never reinstalled unless asked)"
+
+
+def test_a_deployed_node_that_does_not_answer_is_reported_never_installed_again(served: Lab) -> None:
+    """gpu2 answers SSH: provision.yml records it as deployed (a node installed before records existed is adopted).
+    Silent afterwards (here: its SSH port taken to be one nothing listens on, as a dead sshd or a firewall would
+    leave it), it is reported by name and nothing is asked of its BMC: a running node is never installed over."""
+    pxe(f"rm -f {MARKS}/gpu2.installing {MARKS}/gpu2.deployed")
+    adopt = served.playbook("playbooks/provision.yml", limit="pxe,gpu2")
+    assert adopt.rc == 0, adopt.failures()
+    assert "Record the node as deployed" in adopt.changed_tasks("gpu2")
+    assert pxe(f"cat {MARKS}/gpu2.deployed").strip() == "gpu2: deployed (registered by the os_install role)"
+    for check in (True, False):
+        silent = served.playbook("playbooks/provision.yml", {"os_install_ssh_port": 2222}, limit="pxe,gpu2",
+                                 check=check)
+        assert silent.rc != 0 and silent.failed_tasks() == [LOST], silent.failures()
+        message = silent.results(LOST)["gpu2"]["msg"]
+        assert message.startswith(f"gpu2: deployed ({MARKS}/gpu2.deployed on pxe) but it did not answer SSH on "
+                                  "port 2222"), message
+        assert "-e reinstall=gpu2 -e confirm=gpu2" in message and message.endswith("Nothing was changed.")
+        assert not silent.hosts_with("changed").get("gpu2"), silent.changed_tasks("gpu2")
+        assert not [e for e in silent.events if e["event_data"].get("host") == "gpu2"
+                    and e["event_data"].get("task_action", "").endswith("redfish_system")], "the BMC was asked"
+    assert pxe(f"ls {MARKS}").split().count("gpu2.installing") == 0
 
 
 def test_a_seed_is_served_only_to_its_node_and_only_while_it_is_installed(served: Lab) -> None:
@@ -551,6 +578,8 @@ def test_boot_target_installs_from_our_server_up_to_the_preseed(lab: Lab, boot_c
     gone = lab.playbook("playbooks/node_decommission.yml", {"node": "gpu4", "confirm": "gpu4"})
     assert gone.rc == 0, gone.failures()
     assert "Power the node off" in gone.changed_tasks("gpu4")
+    assert pxe(f"ls {MARKS}").split().count("gpu4.decommissioned") == 1
+    assert "gpu4.deployed" not in pxe(f"ls {MARKS}").split()
     assert "gpu4" not in (PXE_ROOT / DNSMASQ_CONF.lstrip("/")).read_text()
     assert not (PXE_ROOT / "srv/gpucloud/http/hosts/gpu4.ipxe").exists()
     assert not (PXE_ROOT / "srv/gpucloud/http/hosts/gpu4").exists()
