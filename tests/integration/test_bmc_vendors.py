@@ -111,7 +111,7 @@ def test_each_front_refuses_what_its_vendor_refuses(lab: Lab) -> None:
     # A BMC holds few sessions: past the limit a login is refused, so a client that never logs out is caught.
     sessions = "/redfish/v1/SessionService/Sessions"
     made = [http(front("ami"), "POST", sessions, {"UserName": "admin", "Password": secrets.LAB_PASSWORD})
-            for _ in range(5)]
+            for _attempt in range(5)]
     assert [m[0] for m in made] == [201, 201, 201, 201, 503]
     assert message_id(made[-1][1]) == "Base.1.18.SessionLimitExceeded"
     for _status, session, _headers in made[:4]:

@@ -56,6 +56,8 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+Answer = tuple[int, dict[str, Any], dict[str, str]]  # status, body, extra headers
+
 MODES = ("ami", "supermicro", "idrac10", "openbmc-ibm")
 SESSION_LIMIT = 4
 SESSIONS = "/redfish/v1/SessionService/Sessions"
@@ -140,8 +142,7 @@ class VendorBmc:
         reset = (body.get("Actions") or {}).get("#ComputerSystem.Reset") or {}
         return list(reset.get("ResetType@Redfish.AllowableValues") or [])
 
-    def handle(self, method: str, path: str, headers: Any, body: dict[str, Any]) -> tuple[int, dict[str, Any],
-                                                                                        dict[str, str]]:
+    def handle(self, method: str, path: str, headers: Any, body: dict[str, Any]) -> Answer:
         path = path.split("?", 1)[0]
         if path in ("/redfish/v1", "/redfish/v1/") and method == "GET":
             status, root = self.call("GET", "/redfish/v1/")
@@ -179,7 +180,7 @@ class VendorBmc:
         status, answer = self.call(method, path, body if method in ("POST", "PATCH") else None)
         return status, answer, {}
 
-    def login(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def login(self, body: dict[str, Any]) -> Answer:
         user, password = body.get("UserName"), body.get("Password")
         if not (isinstance(user, str) and isinstance(password, str)):
             return 400, error_body("Base.1.18.PropertyMissing", "The create session request needs UserName and "
@@ -200,7 +201,7 @@ class VendorBmc:
                    "Name": "User Session", "UserName": user}
         return 201, session, {"X-Auth-Token": token, "Location": f"{SESSIONS}/{ident}"}
 
-    def logout(self, ident: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def logout(self, ident: str) -> Answer:
         with self.lock:
             token = next((t for t, i in self.sessions.items() if i == ident), None)
             if token is None:
@@ -224,8 +225,7 @@ class VendorBmc:
                 return "basic"
         return ""
 
-    def patch_system(self, ident: str, headers: Any, body: dict[str, Any]) -> tuple[int, dict[str, Any],
-                                                                                  dict[str, str]]:
+    def patch_system(self, ident: str, headers: Any, body: dict[str, Any]) -> Answer:
         status, system = self.system(ident)
         if status != 200:
             return status, system, {}
@@ -249,8 +249,7 @@ class VendorBmc:
                       {"Boot": {"BootSourceOverrideMode": SUPERMICRO_DEFAULT_MODE}})
         return status, answer, {}
 
-    def settings(self, ident: str, method: str, body: dict[str, Any]) -> tuple[int, dict[str, Any],
-                                                                              dict[str, str]]:
+    def settings(self, ident: str, method: str, body: dict[str, Any]) -> Answer:
         path = f"/redfish/v1/Systems/{ident}/Settings"
         if method == "PATCH":
             boot = body.get("Boot")
@@ -268,7 +267,7 @@ class VendorBmc:
         return 200, {"@odata.id": path, "@odata.type": "#ComputerSystem.v1_20_0.ComputerSystem", "Id": "Settings",
                      "Boot": pending}, {}
 
-    def reset(self, ident: str, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def reset(self, ident: str, body: dict[str, Any]) -> Answer:
         kind = body.get("ResetType")
         if kind not in self.allowed_resets(ident):
             return 400, error_body("Base.1.18.ActionParameterUnknown", f"The action ComputerSystem.Reset was "

@@ -384,6 +384,7 @@ class Redfish:
                 raise RedfishError("%s: power state is still %s after %.0f s (wanted %s)"
                                    % (self._where(), state, timeout, want))
             self.sleep(interval)
+
     def mac_addresses(self) -> list[str]:
         """The MAC addresses of the system's network interfaces (Redfish ``EthernetInterfaces``:
         ``MACAddress`` and ``PermanentMACAddress`` of each member), normalised, sorted; [] when it lists none.
