@@ -156,13 +156,23 @@ class VendorBmc:
             return 401, error_body("Base.1.18.NoValidSession", "There is no valid session established with the "
                                    "implementation."), {"WWW-Authenticate": 'Basic realm="Redfish"'}
         if path == "/redfish/v1/SessionService" and method == "GET":
-            return 200, {"@odata.id": path, "Id": "SessionService", "ServiceEnabled": True,
+            return 200, {"@odata.id": path, "@odata.type": "#SessionService.v1_1_8.SessionService",
+                         "Id": "SessionService", "Name": "Session Service", "ServiceEnabled": True,
                          "Sessions": {"@odata.id": SESSIONS}}, {}
         if path == SESSIONS and method == "GET":
             with self.lock:
                 ids = sorted(self.sessions.values())
-            return 200, {"@odata.id": SESSIONS, "Members@odata.count": len(ids),
+            return 200, {"@odata.id": SESSIONS, "@odata.type": "#SessionCollection.SessionCollection",
+                         "Name": "Session Collection", "Members@odata.count": len(ids),
                          "Members": [{"@odata.id": f"{SESSIONS}/{i}"} for i in ids]}, {}
+        if path.startswith(SESSIONS + "/") and method == "GET":
+            ident = path.rsplit("/", 1)[1]
+            with self.lock:
+                known = ident in self.sessions.values()
+            if not known:
+                return 404, error_body("Base.1.18.ResourceNotFound", f"The requested resource of type Session "
+                                       f"named {ident} was not found."), {}
+            return 200, self.session_body(ident), {}
         if path.startswith(SESSIONS + "/") and method == "DELETE":
             return self.logout(path.rsplit("/", 1)[1])
         found = SYSTEM_RE.match(path)
@@ -197,9 +207,11 @@ class VendorBmc:
             self.next_session += 1
             token = secrets.token_hex(16)
             self.sessions[token] = ident
-        session = {"@odata.id": f"{SESSIONS}/{ident}", "@odata.type": "#Session.v1_3_0.Session", "Id": ident,
-                   "Name": "User Session", "UserName": user}
-        return 201, session, {"X-Auth-Token": token, "Location": f"{SESSIONS}/{ident}"}
+        return 201, self.session_body(ident), {"X-Auth-Token": token, "Location": f"{SESSIONS}/{ident}"}
+
+    def session_body(self, ident: str) -> dict[str, Any]:
+        return {"@odata.id": f"{SESSIONS}/{ident}", "@odata.type": "#Session.v1_3_0.Session", "Id": ident,
+                "Name": "User Session", "UserName": self.username}
 
     def logout(self, ident: str) -> Answer:
         with self.lock:
