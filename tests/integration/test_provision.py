@@ -331,7 +331,7 @@ def test_registration_checks_the_host_key_the_node_posted_on_phone_home(served: 
         assert run.rc == 0, run.failures()
         assert run.results(REGISTRATION)["gpu1"]["msg"] == "gpu1: answers SSH with a host key it posted on phone-home"
         assert any(e["event"] == "runner_on_skipped" and e["event_data"].get("task") == REGISTRATION
-                   and e["event_data"].get("host") == "gpu2" for e in run.events), "gpu2 posted nothing: no key check"
+                   and e.get("event_data", {}).get("host") == "gpu2" for e in run.events), "gpu2 posted nothing: no key check"
         lines = [line for line in KNOWN_HOSTS.read_text().splitlines() if not line.startswith("#")]
         assert lines == [f"gpu1,{GPU1.ip} {key}" for key in posted]
         assert oct(KNOWN_HOSTS.stat().st_mode & 0o777) == "0o644"
@@ -411,8 +411,8 @@ def test_a_deployed_node_that_does_not_answer_is_reported_never_installed_again(
                                   "port 2222"), message
         assert "-e reinstall=gpu2 -e confirm=gpu2" in message and message.endswith("Nothing was changed.")
         assert not silent.hosts_with("changed").get("gpu2"), silent.changed_tasks("gpu2")
-        assert not [e for e in silent.events if e["event_data"].get("host") == "gpu2"
-                    and e["event_data"].get("task_action", "").endswith("redfish_system")], "the BMC was asked"
+        assert not [e for e in silent.events if e.get("event_data", {}).get("host") == "gpu2"
+                    and e.get("event_data", {}).get("task_action", "").endswith("redfish_system")], "the BMC was asked"
     assert pxe(f"ls {MARKS}").split().count("gpu2.installing") == 0
 
 
@@ -616,8 +616,8 @@ def test_a_working_node_is_neither_reinstalled_nor_powered_off(lab: Lab) -> None
         assert message.startswith("gpu4: is a Node of the host cluster, schedulable"), message
         assert "kubectl drain gpu4" in message and message.endswith("Nothing was changed.")
         assert not reinstall.hosts_with("changed").get("gpu4"), reinstall.changed_tasks("gpu4")
-        assert not [e for e in reinstall.events if e["event_data"].get("host") == "gpu4"
-                    and e["event_data"].get("task_action", "").endswith("redfish_system")], "the BMC was asked"
+        assert not [e for e in reinstall.events if e.get("event_data", {}).get("host") == "gpu4"
+                    and e.get("event_data", {}).get("task_action", "").endswith("redfish_system")], "the BMC was asked"
 
         decommission = {"node": "gpu4", "confirm": "gpu4"}
         schedulable = lab.playbook("playbooks/node_decommission.yml", decommission, check=True)
