@@ -71,6 +71,10 @@ def fixture_gpu_pod() -> Iterator[str]:
            "spec": {"nodeName": NODE, "terminationGracePeriodSeconds": 1, "containers": [{
                "name": "train", "image": "registry.k8s.io/pause:3.2",
                "resources": {"limits": resources, "requests": resources}}]}}
+    # The last test's gpu-train is deleted without waiting: an apply while it still terminates would patch the
+    # pod that is going away, and it would be gone a moment later. Wait for it to be gone first.
+    kubectl("delete", "pod", "-n", namespace, "gpu-train", "--ignore-not-found", "--wait=true", "--timeout=60s",
+            timeout=90)
     kubectl("apply", "-f", "-", input=json.dumps(pod))
     try:
         wait(lambda: kubectl("get", "pod", "-n", namespace, "gpu-train", "-o", "jsonpath={.status.phase}").stdout
