@@ -134,8 +134,10 @@ class Redfish:
         return error
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None,
-              headers: dict[str, str] | None = None, retry: bool = True) -> tuple[dict[str, Any], Any]:
-        self._login()
+              headers: dict[str, str] | None = None, retry: bool = True,
+              login: bool = True) -> tuple[dict[str, Any], Any]:
+        if login:
+            self._login()
         last = ""
         renewed = False
         attempt = 0
@@ -222,21 +224,15 @@ class Redfish:
         self._session = path if path.startswith(link.rstrip("/") + "/") else None
 
     def _call_root(self) -> dict[str, Any]:
-        """The service root (DSP0266: readable without credentials; Basic is sent in case a BMC wants it)."""
-        for attempt in range(self.retries + 1):
-            if attempt:
-                self.sleep(self.backoff * 2 ** (attempt - 1))
-            try:
-                return self._send("GET", "/redfish/v1/", None)[0]
-            except _Transient as exc:
-                last = str(exc)
-            except HTTPError as exc:
-                if exc.code in (401, 403):
-                    raise self._refused("GET", "/redfish/v1/", exc) from None
-                return {}  # no service root to read: Basic, as before
-        self._auth = None
-        raise RedfishError("%s: GET /redfish/v1/ failed %d times, last with %s (retried with backoff); check that "
-                           "the BMC is up and reachable" % (self._where(), self.retries + 1, last))
+        """The service root (DSP0266: readable without credentials; Basic is sent in case a BMC wants it). A BMC
+        without one to read gets Basic, as before."""
+        try:
+            return self._call("GET", "/redfish/v1/", login=False)[0]
+        except RedfishError as exc:
+            if getattr(exc, "status", 0) in (0, 401, 403):
+                self._auth = None
+                raise
+            return {}
 
     @property
     def auth(self) -> str:
