@@ -68,6 +68,13 @@ options:
             (Supermicro BMCs reset the mode to V(Legacy) when a PATCH of the boot target leaves it out).
         type: str
         choices: [UEFI, Legacy]
+      boot_target:
+        description:
+          - How the node boots from the network to be installed (the fleet's C(bmc.boot_target)). Not used here
+            (O(boot_once) is what is sent); taken so that the fleet's C(bmc) passes as it is. Role C(os_install)
+            sends it as O(boot_once).
+        type: str
+        choices: [Pxe, UefiHttp]
   ca_path:
     description: PEM CA bundle that signed the BMC's certificate; empty for the system's trust store.
     type: path
@@ -186,7 +193,9 @@ def run(client: Redfish, power: str, boot_once: str | None, check: bool, wait: b
     if boot_once and any(before_boot.get(k) != v for k, v in want_boot.items()):
         changed = True
         boot = dict(before_boot, **want_boot)
-        if not check:
+        if check:
+            client.require_boot_target(boot_once)
+        else:
             client.set_boot_once(boot_once)
     state = before_state
     sent: list[str] = []
@@ -224,6 +233,7 @@ SPEC = {
             "system_id": {"type": "str"},
             "validate_certs": {"type": "bool", "default": True},
             "boot_mode": {"type": "str", "choices": ["UEFI", "Legacy"]},
+            "boot_target": {"type": "str", "choices": ["Pxe", "UefiHttp"]},
         },
     },
     "ca_path": {"type": "path"},

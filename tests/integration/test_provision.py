@@ -590,6 +590,54 @@ def test_boot_target_installs_from_our_server_up_to_the_preseed(lab: Lab, boot_c
     assert back.rc == 0, back.failures()
 
 
+@pytest.mark.boot_chain
+def test_boot_target_boots_by_uefi_http_when_the_fleet_says_so(lab: Lab, tmp_path: Path) -> None:
+    """gpu4 with ``bmc.boot_target: UefiHttp``: provision.yml asks its BMC for a one-time UefiHttp boot, and the
+    firmware (OVMF with its PXE clients off, as when a server's BMC selects HTTP boot) DHCPs as an HTTP boot
+    client (vendor class HTTPClient, architecture 16), gets iPXE by URL from the boot server's nginx (no TFTP),
+    and that iPXE gets the node's script, kernel and initrd. Collected up to the initrd (the installer's boot is
+    the PXE test's); then gpu4 is powered off and its install mark taken back."""
+    inv = tmp_path / "lab"
+    shutil.copytree(REPO / "inventories" / "lab", inv)
+    fleet = (inv / "fleet.yml").read_text()
+    bmc = '      address: "198.51.100.1:8004"\n'
+    assert fleet.count(bmc) == 1
+    (inv / "fleet.yml").write_text(fleet.replace(bmc, bmc + "      boot_target: UefiHttp\n"))
+    assert power(lab, "off").rc == 0
+    started = time.time()
+    try:
+        run = lab.playbook("playbooks/provision.yml", {"reinstall": "gpu4", "confirm": "gpu4"}, limit="pxe,gpu4",
+                           inventory=inv)
+        assert run.rc == 0, run.failures()
+        sent = run.results("Boot once from the network and power-cycle the node")["gpu4"]
+        assert sent["boot"]["target"] == "UefiHttp", sent["boot"]
+        deadline = time.monotonic() + 300
+        while "/os/debian12/initrd.gz" not in [path for _stamp, path in _access(started)]:
+            assert time.monotonic() < deadline, ("gpu4 never fetched its initrd", _access(started), _dhcp_acks(started))
+            time.sleep(3)
+        access, acks = _access(started), _dhcp_acks(started)
+        first = {path: stamp for stamp, path in reversed(access)}
+        firmware = [t for t, f in acks if f == f"{HTTP}/ipxe/snponly.efi"]
+        assert firmware and not [f for _t, f in acks if f == "snponly.efi"], ("no HTTP boot offer, or TFTP", acks)
+        log = pxe(f"journalctl -u dnsmasq --no-pager --since @{int(started)}")
+        assert "vendor class: HTTPClient:Arch:00016" in log, "the firmware did not DHCP as a UEFI HTTP boot client"
+        order = [firmware[0], first["/ipxe/snponly.efi"], first["/hosts/gpu4.ipxe"], first["/os/debian12/linux"],
+                 first["/os/debian12/initrd.gz"]]
+        assert all(b >= a - 1.0 for a, b in itertools.pairwise(order)), order  # nginx logs whole seconds
+        assert pxe(f"sha256sum {_pxe_root()}/http/ipxe/snponly.efi").split()[0] == sha(
+            PXE_ROOT / "usr/lib/ipxe/snponly.efi")
+        timings = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
+        timings["uefi_http"] = {"dhcp_firmware": round(firmware[0] - started, 1),
+                                "ipxe_by_http": round(first["/ipxe/snponly.efi"] - started, 1),
+                                "ipxe_script": round(first["/hosts/gpu4.ipxe"] - started, 1),
+                                "initrd": round(first["/os/debian12/initrd.gz"] - started, 1)}
+        TIMINGS.write_text(json.dumps(timings, indent=2) + "\n")
+        print("UEFI HTTP boot (s after provision.yml started):", json.dumps(timings["uefi_http"]))
+    finally:
+        assert power(lab, "off").rc == 0
+        pxe(f"rm -f {MARKS}/gpu4.installing")
+
+
 NODE_CHECK = "Refuse a node that is a working Node of its cluster"
 GPU4_NODE = """apiVersion: v1
 kind: Node

@@ -9,8 +9,8 @@ node's script, as on a real server whose NIC has no iPXE.
 
 Powered on and off on demand (`gpucloud-lab boot-target on|off`, or `power_on()` from tests), and
 by its BMC: the fleet node gpu4's Redfish emulator (redfish.py) runs
-`python3 -m gpucloud_lab.infra.boottarget on network|disk|off|state`. It has no disk: booting from disk
-ends in the firmware's "no bootable device", as an empty server does.
+`python3 -m gpucloud_lab.infra.boottarget on network|http|disk|off|state` (http: UEFI HTTP boot). It has
+no disk: booting from disk ends in the firmware's "no bootable device", as an empty server does.
 Its firmware's debug output and serial console go to the lab's log directory.
 """
 from __future__ import annotations
@@ -37,7 +37,12 @@ def ensure_tap() -> None:
     run(["ip", "-n", ns, "link", "set", tap, "master", config.BRIDGE, "up"])
 
 
-BOOT_ORDER = {"network": "n", "disk": "c"}
+BOOT_ORDER = {"network": "n", "http": "n", "disk": "c"}
+# UEFI HTTP boot (the BMC's one-time UefiHttp): OVMF with its PXE clients off (edk2 OvmfPkg reads these fw_cfg
+# files at each boot, PcdIPv4PXESupport/PcdIPv6PXESupport), so the NIC's boot entry that runs is "UEFI HTTPv4",
+# as a server's firmware does when its BMC selects HTTP boot.
+NO_PXE = ["-fw_cfg", "name=opt/org.tianocore/IPv4PXESupport,string=n",
+          "-fw_cfg", "name=opt/org.tianocore/IPv6PXESupport,string=n"]
 # Debian 12's ovmf: the 4 MiB firmware build and its NVRAM template (the target's NVRAM is a copy, kept).
 OVMF_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.fd")
 OVMF_VARS = Path("/usr/share/OVMF/OVMF_VARS_4M.fd")
@@ -57,7 +62,7 @@ def qemu_command(memory_mb: int = 1024, boot: str = "network") -> list[str]:
         "-chardev", f"file,id=fw,path={FIRMWARE_LOG}", "-device", "isa-debugcon,iobase=0x402,chardev=fw",
         "-netdev", f"tap,id=net0,ifname={config.BOOT_TARGET_TAP},script=no,downscript=no",
         "-device", nic + (",bootindex=1" if BOOT_ORDER[boot] == "n" else ""),
-    ]
+    ] + (NO_PXE if boot == "http" else [])
 
 
 def ensure_nvram() -> None:
@@ -70,7 +75,7 @@ def ensure_nvram() -> None:
 
 
 def power_on(boot: str = "network") -> None:
-    """Start the machine (booting from `boot`: network or disk); idempotent."""
+    """Start the machine (booting from `boot`: network (PXE), http (UEFI HTTP boot) or disk); idempotent."""
     ensure_ra()
     if daemon_pid(UNIT):
         return
@@ -119,13 +124,13 @@ class BootTarget:
 
 
 def main(argv: list[str]) -> int:
-    """For the boot target's BMC: `on network|disk`, `off`, `state` (prints on or off)."""
+    """For the boot target's BMC: `on network|http|disk`, `off`, `state` (prints on or off)."""
     if argv[:1] == ["on"] and len(argv) == 2 and argv[1] in BOOT_ORDER:
         power_on(argv[1])
     elif argv == ["off"]:
         power_off()
     elif argv != ["state"]:
-        print("usage: python3 -m gpucloud_lab.infra.boottarget on network|disk | off | state", file=sys.stderr)
+        print("usage: python3 -m gpucloud_lab.infra.boottarget on network|http|disk | off | state", file=sys.stderr)
         return 2
     print(state())
     return 0

@@ -160,17 +160,30 @@ def lab(*args):
     return run.stdout.strip().splitlines()[-1]
 
 
-def enabled():
+def saved():
     try:
         with open(STATE) as fh:
-            return json.load(fh)["enabled"]
-    except (OSError, ValueError, KeyError):
-        return "Disabled"
+            return json.load(fh)
+    except (OSError, ValueError):
+        return {}
 
 
-def set_enabled(value):
+def enabled():
+    return saved().get("enabled", "Disabled")
+
+
+def http():
+    # sushy-tools keeps UefiHttp without an HttpBootUri as Pxe (its own note: "sort of a hack"); a server's
+    # firmware boots differently for each, so the target asked for is kept here and the boot target told.
+    return saved().get("http", False)
+
+
+def set_enabled(value, http_boot=None):
+    state = dict(saved(), enabled=value)
+    if http_boot is not None:
+        state["http"] = http_boot
     with open(STATE + ".tmp", "w") as fh:
-        json.dump({"enabled": value}, fh)
+        json.dump(state, fh)
     os.replace(STATE + ".tmp", STATE)
 
 
@@ -195,7 +208,7 @@ class QemuDriver(fakedriver.FakeDriver):
     def _boot(self, system):
         override = enabled()
         network = system.get("boot_device") == "Pxe" and override in ("Once", "Continuous")
-        lab("on", "network" if network else "disk")
+        lab("on", ("http" if http() else "network") if network else "disk")
         if override == "Once":
             set_enabled("Disabled")
 
@@ -207,10 +220,12 @@ fakedriver.FakeDriver = QemuDriver
 def remember_override():
     if flask.request.method == "PATCH" and "/Systems/" in flask.request.path:
         boot = (flask.request.get_json(silent=True) or {}).get("Boot") or {}
+        target = boot.get("BootSourceOverrideTarget")
+        http_boot = target == "UefiHttp" if target else None
         if boot.get("BootSourceOverrideEnabled") in ("Once", "Continuous", "Disabled"):
-            set_enabled(boot["BootSourceOverrideEnabled"])
-        elif boot.get("BootSourceOverrideTarget"):
-            set_enabled("Once")
+            set_enabled(boot["BootSourceOverrideEnabled"], http_boot)
+        elif target:
+            set_enabled("Once", http_boot)
 
 
 @emulator.app.after_request
@@ -219,6 +234,8 @@ def report_override(response):
         body = response.get_json()
         if isinstance(body, dict) and isinstance(body.get("Boot"), dict):
             body["Boot"]["BootSourceOverrideEnabled"] = enabled()
+            if http() and body["Boot"].get("BootSourceOverrideTarget") == "Pxe":
+                body["Boot"]["BootSourceOverrideTarget"] = "UefiHttp"
             response.set_data(json.dumps(body))
     return response
 

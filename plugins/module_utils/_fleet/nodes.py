@@ -12,6 +12,7 @@ from .checker import Checker, Unique, ip_str, normalise_mac
 from .disks import root_device
 from .schema import (
     BMC_BOOT_MODES,
+    BMC_BOOT_TARGETS,
     BMC_KEYS,
     DEFAULT_GPU_DRIVER,
     GPU_COUNT_RANGE,
@@ -188,6 +189,14 @@ def bmc(c: Checker, raw: Any, path: str) -> dict:
                   % (b["boot_mode"], ", ".join(BMC_BOOT_MODES)))
         else:
             out["boot_mode"] = b["boot_mode"]
+    if "boot_target" in b:
+        if b["boot_target"] not in BMC_BOOT_TARGETS:
+            c.add(path + ".boot_target", "%r is not a network boot target; use one of %s (Redfish "
+                  "BootSourceOverrideTarget)" % (b["boot_target"], ", ".join(BMC_BOOT_TARGETS)))
+        elif b["boot_target"] == "UefiHttp" and b.get("boot_mode") == "Legacy":
+            c.add(path + ".boot_target", "UefiHttp (UEFI HTTP boot) needs UEFI firmware, but bmc.boot_mode is Legacy")
+        else:
+            out["boot_target"] = b["boot_target"]
     return out
 
 

@@ -124,9 +124,12 @@ NODE_KEYS = {
 # username and password come as a pair, or neither: then one account for every node comes from the
 # role (os_install_bmc_username/password, which an AWX/Tower BMC credential injects).
 BMC_KEYS = {"address": True, "username": False, "password": False, "system_id": False, "validate_certs": False,
-            "boot_mode": False}
+            "boot_mode": False, "boot_target": False}
 # Redfish BootSourceOverrideMode (DSP2046 ComputerSystem.BootSourceOverrideMode).
 BMC_BOOT_MODES = ("UEFI", "Legacy")
+# How a node boots from the network for an install (Redfish BootSourceOverrideTarget): Pxe (the firmware's PXE
+# client, iPXE over TFTP) or UefiHttp (UEFI HTTP boot: the firmware fetches iPXE by URL, no TFTP).
+BMC_BOOT_TARGETS = ("Pxe", "UefiHttp")
 NODE_GPU_KEYS = {"model": True, "count": True, "driver": False, "nvswitch": False}
 # Which GPUs sit on an NVSwitch fabric, so that the fabric manager must run (NVIDIA Fabric Manager user guide:
 # HGX/DGX boards of 8 SXM GPUs - A100, H100, H200, B200 - and GB200/GB300 NVL systems, whose compute trays hold

@@ -5,7 +5,10 @@
 
 The boot chain: a node's firmware DHCPs (no option 175) and gets iPXE over TFTP (``undionly.kpxe``
 for BIOS, ``snponly.efi`` for x86-64 UEFI); iPXE DHCPs again, now with option 175, and gets the
-URL of the node's own iPXE script on the HTTP server. Only fleet nodes (tag ``fleet``, set by
+URL of the node's own iPXE script on the HTTP server. UEFI HTTP boot (the firmware's HTTP client, vendor class
+``HTTPClient``, client architecture 16) gets the same iPXE by URL from the HTTP server instead of TFTP, and the
+offer says ``HTTPClient`` in option 60, without which the firmware does not take it as an HTTP boot offer (UEFI
+2.10, 24.7.2.1). Only fleet nodes (tag ``fleet``, set by
 their reservation) get a boot file: a MAC in no fleet gets, at most, an address from the
 dynamic range and nothing to boot.
 """
@@ -23,6 +26,8 @@ BIOS_FILE = "undionly.kpxe"
 # iPXE that drives the NIC through the firmware's own driver (SNP): GPU servers' NICs (ConnectX, Broadcom) are ones
 # iPXE's own drivers may not know, and the firmware's driver is the one that PXE-booted already.
 UEFI_FILE = "snponly.efi"
+# Where the HTTP server serves that iPXE to UEFI HTTP boot clients (role pxe_server copies it there).
+HTTP_BOOT_PATH = "ipxe/" + UEFI_FILE
 # One option per line, no newline inside: anything else would let a value inject options.
 _OPTION_LINE = re.compile(r"^[a-z][a-z0-9-]*(=[^\n\r]*)?$")
 
@@ -58,6 +63,11 @@ def render(site: dict[str, Any], nodes: list[dict[str, Any]], options: dict[str,
     for i, server in enumerate(options.get("dns_servers") or []):
         if not re.match(r"^[0-9.]+$|^[0-9a-fA-F:]+$", str(server)):
             problems.append("dns_servers[%d]: %r is not an IP address" % (i, server))
+    http_nodes = [n["name"] for n in nodes if n.get("boot_target") == "UefiHttp"]
+    if mode == "proxy" and http_nodes:
+        problems.append("dhcp_mode: proxy answers PXE clients only, but %s boot(s) by UEFI HTTP (bmc.boot_target "
+                        "UefiHttp in the fleet): use dhcp_mode range or static, or boot_target Pxe"
+                        % ", ".join(http_nodes[:5] + (["..."] if len(http_nodes) > 5 else [])))
     if problems:
         raise ProblemsError(problems)
     mgmt = site["management"]
@@ -91,6 +101,7 @@ def render(site: dict[str, Any], nodes: list[dict[str, Any]], options: dict[str,
             out.append("dhcp-option=option:dns-server,%s" % ",".join(options["dns_servers"]))
     if options.get("log_dhcp", True):
         out.append("log-dhcp")
+    nohttp = "" if mode == "proxy" else "tag:!httpboot,"  # proxy: no HTTP boot (its firmware gets no answer)
     out += [
         "enable-tftp",
         "tftp-root=%s" % options["tftp_root"],
@@ -98,9 +109,16 @@ def render(site: dict[str, Any], nodes: list[dict[str, Any]], options: dict[str,
         "dhcp-match=set:efi64,option:client-arch,7",
         "dhcp-match=set:efi64,option:client-arch,9",
         "# firmware (no option 175): iPXE over TFTP, for fleet nodes only",
-        "dhcp-boot=tag:fleet,tag:!ipxe,tag:!efi64,%s,,%s" % (BIOS_FILE, mgmt["pxe_server"]),
-        "dhcp-boot=tag:fleet,tag:!ipxe,tag:efi64,%s,,%s" % (UEFI_FILE, mgmt["pxe_server"]),
+        "dhcp-boot=tag:fleet,tag:!ipxe,tag:!efi64,%s%s,,%s" % (nohttp, BIOS_FILE, mgmt["pxe_server"]),
+        "dhcp-boot=tag:fleet,tag:!ipxe,tag:efi64,%s%s,,%s" % (nohttp, UEFI_FILE, mgmt["pxe_server"]),
     ]
+    if mode != "proxy":
+        out += [
+            "# UEFI HTTP boot firmware: the same iPXE by URL; the offer must say HTTPClient (option 60)",
+            "dhcp-vendorclass=set:httpboot,HTTPClient",
+            "dhcp-option-force=tag:fleet,tag:httpboot,tag:!ipxe,option:vendor-class,HTTPClient",
+            "dhcp-boot=tag:fleet,tag:httpboot,tag:!ipxe,%s/%s" % (http_base, HTTP_BOOT_PATH),
+        ]
     if mode == "proxy":
         # A proxy-DHCP server answers only PXE clients that a pxe-service matches (dnsmasq ignores
         # dhcp-boot alone there); the offer then carries the dhcp-boot file (iPXE, or the node's

@@ -293,10 +293,20 @@ class Redfish:
             out["mode"] = str(boot["BootSourceOverrideMode"])
         return out
 
-    def set_boot_once(self, target: str) -> None:
+    def require_boot_target(self, target: str, system: dict | None = None) -> None:
+        """Fail before any change when the system lists the boot targets it takes and ``target`` is not one
+        (``BootSourceOverrideTarget@Redfish.AllowableValues``; e.g. UefiHttp on a BMC in Legacy mode)."""
         if target not in BOOT_TARGETS:
             raise RedfishError("%s: boot target %r is not one of %s" % (self._where(), target, ", ".join(BOOT_TARGETS)))
+        boot = (self.system() if system is None else system).get("Boot") or {}
+        allowed = boot.get("BootSourceOverrideTarget@Redfish.AllowableValues")
+        if isinstance(allowed, list) and target not in allowed:
+            raise RedfishError("%s: the system does not take boot target %s; it lists %s (nothing was changed)"
+                               % (self._where(), target, ", ".join(str(v) for v in allowed) or "none"))
+
+    def set_boot_once(self, target: str) -> None:
         system = self.system()
+        self.require_boot_target(target, system)
         now = system.get("Boot") or {}
         boot = {"BootSourceOverrideTarget": target, "BootSourceOverrideEnabled": "Once"}
         mode = self.boot_mode or now.get("BootSourceOverrideMode")

@@ -24,6 +24,9 @@ class FakeClient:
     def boot_override(self) -> dict:
         return dict(self.boot)
 
+    def require_boot_target(self, target: str) -> None:
+        self.sent.append(("checked", target))  # a read: check mode asks too, so a target the BMC refuses fails there
+
     def set_boot_once(self, target: str) -> None:
         self.sent.append(("boot", target))
         self.boot = {"target": target, "enabled": "Once"}
@@ -51,8 +54,9 @@ def test_power_changes_only_what_differs(power, before, reset, changed) -> None:
 def test_boot_once_is_set_once_and_check_mode_sends_nothing() -> None:
     fake = FakeClient()
     checked = redfish_system.run(fake, "cycle", "Pxe", check=True, wait=True, wait_timeout=10)
-    assert checked["changed"] and checked["power_state"] == "On" and fake.sent == []
+    assert checked["changed"] and checked["power_state"] == "On" and fake.sent == [("checked", "Pxe")]
     assert checked["diff"]["before"]["boot"] == {"target": "None", "enabled": "Disabled"}
+    fake.sent.clear()
     redfish_system.run(fake, "read", "Pxe", check=False, wait=True, wait_timeout=10)
     again = redfish_system.run(fake, "read", "Pxe", check=False, wait=True, wait_timeout=10)
     assert not again["changed"] and fake.sent == [("boot", "Pxe")]

@@ -101,3 +101,27 @@ def test_dhcp_and_tftp_only_on_the_boot_servers_address(site, nodes, options, tm
     for bad in ("198.51.100.300", "eth0", "198.51.100.10\nport=53", "2001:db8::1"):
         with pytest.raises(ProblemsError, match=r"listen_address: .* is not an IPv4 address"):
             tree.render(site, nodes, dict(options, listen_address=bad))
+
+
+def test_uefi_http_boot_clients_get_ipxe_by_url_and_the_http_client_vendor_class(site, nodes, options,
+                                                                                  tmp_path) -> None:
+    """UEFI HTTP boot (vendor class HTTPClient, arch 16): iPXE by URL from the HTTP server, and option 60 says
+    HTTPClient (the firmware ignores an offer without it); the TFTP lines exclude it, so no client matches two."""
+    conf = tree.render(site, nodes, options)["dnsmasq"]
+    assert "dhcp-vendorclass=set:httpboot,HTTPClient" in conf
+    assert "dhcp-option-force=tag:fleet,tag:httpboot,tag:!ipxe,option:vendor-class,HTTPClient" in conf
+    assert "dhcp-boot=tag:fleet,tag:httpboot,tag:!ipxe,http://198.51.100.10:8080/ipxe/snponly.efi" in conf
+    firmware = [b for b in lines(conf, "dhcp-boot=") if "tag:!ipxe" in b]
+    assert len(firmware) == 3 and sum("tag:httpboot" in b for b in firmware) == 1
+    assert all("tag:!httpboot" in b for b in firmware if "tag:httpboot," not in b)
+    run = dnsmasq_test(conf, tmp_path)
+    assert run.returncode == 0, run.stderr
+
+
+def test_proxy_dhcp_cannot_serve_uefi_http_boot_and_says_which_nodes_need_it(site, nodes, options) -> None:
+    http = [dict(n, boot_target="UefiHttp") if n["name"] == "gpu4" else n for n in nodes]
+    assert "httpboot" not in tree.render(site, nodes, dict(options, mode="proxy"))["dnsmasq"]
+    with pytest.raises(ProblemsError, match=r"dhcp_mode: proxy answers PXE clients only, but gpu4 boot\(s\) by UEFI "
+                                            r"HTTP \(bmc.boot_target UefiHttp in the fleet\)"):
+        tree.render(site, http, dict(options, mode="proxy"))
+    assert "httpboot" in tree.render(site, http, options)["dnsmasq"]

@@ -309,6 +309,19 @@ def test_the_boot_mode_goes_with_the_target(bmc) -> None:
         client(url, boot_mode="uefi")
 
 
+def test_a_boot_target_the_system_does_not_list_is_refused_before_any_patch(bmc) -> None:
+    """A BMC lists the targets it takes (e.g. no UefiHttp in Legacy mode): another one fails naming them."""
+    fake, url = bmc
+    fake.state["Boot"]["BootSourceOverrideTarget@Redfish.AllowableValues"] = ["Pxe", "Hdd", "Cd"]
+    sent = len(fake.requests)
+    with pytest.raises(RedfishError, match="does not take boot target UefiHttp; it lists Pxe, Hdd, Cd"):
+        client(url)[0].set_boot_once("UefiHttp")
+    assert not [r for r in fake.requests[sent:] if r[0] != "GET"]
+    fake.state["Boot"]["BootSourceOverrideTarget@Redfish.AllowableValues"].append("UefiHttp")
+    client(url)[0].set_boot_once("UefiHttp")
+    assert fake.requests[-1][2]["Boot"]["BootSourceOverrideTarget"] == "UefiHttp"
+
+
 def test_a_restart_without_force_restart_is_off_then_on(bmc) -> None:
     fake, url = bmc
     fake.allowed = ["On", "ForceOff", "GracefulShutdown"]
