@@ -118,7 +118,8 @@ class BootTarget:
     def rows(self) -> list[Row]:
         ra = "running" if daemon_pid(RA_UNIT) else "stopped"
         return [Row("boot target", state(), f"tap {config.BOOT_TARGET_TAP}",
-                    f"qemu TCG, UEFI (OVMF), mac {config.BOOT_TARGET.mac}, UEFI PXE via the segment's DHCP; "
+                    f"qemu TCG, UEFI (OVMF), mac {config.BOOT_TARGET.mac}, UEFI PXE or HTTP boot via the "
+                    f"segment's DHCP; "
                     f"`gpucloud-lab boot-target on`"),
                 Row("pxe ipv6 RA", ra, config.BRIDGE, "lifetime-0 RA: iPXE reaches DHCP in ~5 s")]
 

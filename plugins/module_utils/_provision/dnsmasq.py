@@ -7,8 +7,8 @@ The boot chain: a node's firmware DHCPs (no option 175) and gets iPXE over TFTP 
 for BIOS, ``snponly.efi`` for x86-64 UEFI); iPXE DHCPs again, now with option 175, and gets the
 URL of the node's own iPXE script on the HTTP server. UEFI HTTP boot (the firmware's HTTP client, vendor class
 ``HTTPClient``, client architecture 16) gets the same iPXE by URL from the HTTP server instead of TFTP, and the
-offer says ``HTTPClient`` in option 60, without which the firmware does not take it as an HTTP boot offer (UEFI
-2.10, 24.7.2.1). Only fleet nodes (tag ``fleet``, set by
+offer says ``HTTPClient`` in option 60, without which edk2's HTTP boot does not take it as an HTTP offer
+(NetworkPkg/HttpBootDxe/HttpBootDhcp4.c, HttpBootParseDhcp4Packet). Only fleet nodes (tag ``fleet``, set by
 their reservation) get a boot file: a MAC in no fleet gets, at most, an address from the
 dynamic range and nothing to boot.
 """
