@@ -274,18 +274,23 @@ def _pxe_root() -> str:
     return hostvars()[PXE.name].get("pxe_server_root", default)
 
 
-def _mark(node: str) -> None:
-    """Mark the node as being installed, as os_install does before it boots the node from the network."""
-    pxe(f"mkdir -p {MARKS} && echo '{node}: install started by the os_install role' > {MARKS}/{node}.installing")
+def _mark(node: str) -> str:
+    """Mark the node as being installed, as os_install does before it boots the node from the network: its one-time
+    phone-home token (root's), nginx reloaded so that the node's seed carries it, then the mark. The token."""
+    token = hashlib.sha256(os.urandom(32)).hexdigest()[:40]
+    pxe(f"mkdir -p {MARKS} && (umask 077 && echo 'node-{node} \"{token}\";' > {MARKS}/{node}.token) && "
+        f"systemctl reload nginx && echo '{node}: install started by the os_install role' > {MARKS}/{node}.installing")
+    return token
 
 
 REGISTRATION = "Fail when the node answers with another host key than the one it posted"
 
 
-def phone_home(host: str, name: str, fields: str) -> str:
-    """POST from host to the boot server as cloud-init's phone_home does (form fields); the HTTP status."""
-    run = on(host, f"curl -sS -o /dev/null -w '%{{http_code}}' -X POST {fields} {HTTP}/phone-home/{name}",
-             check=False)
+def phone_home(host: str, name: str, fields: str, token: str = "") -> str:
+    """POST from host to the boot server as cloud-init's phone_home does (form fields, the seed's URL with the
+    install's token); the HTTP status."""
+    run = on(host, f"curl -sS -o /dev/null -w '%{{http_code}}' -X POST {fields} "
+                   f"'{HTTP}/phone-home/{name}?token={token}'", check=False)
     assert run.returncode == 0, run.stderr
     return run.stdout
 
@@ -302,19 +307,33 @@ def test_registration_checks_the_host_key_the_node_posted_on_phone_home(served: 
     SSH host key against it and clears the mark. Only an install posts, and its first post wins: a post while gpu1
     is not being installed, or a second one, replaces nothing (409). A posted key that is not gpu1's makes
     registration fail naming gpu1; without a record it falls back to waiting for SSH."""
-    pxe(f"rm -f {RECORDS}/gpu1.json {MARKS}/gpu1.installing")
+    pxe(f"rm -f {RECORDS}/gpu1.json {MARKS}/gpu1.installing {MARKS}/gpu1.token")
     try:
         # Not being installed: a running node (or anything at its address) cannot post host keys.
         assert phone_home("gpu1", "gpu1", CLOUD_INIT_FIELDS) == "409"
-        _mark("gpu1")
+        token = _mark("gpu1")
+        # The seed nginx serves gpu1 carries this install's token in its phone-home URL (the rendered file has the
+        # placeholder); the token file is root's alone.
+        seed = on("gpu1", f"curl -fsS {HTTP}/hosts/gpu1/user-data").stdout
+        assert f"/phone-home/gpu1?token={token}" in seed and "__GPUCLOUD_PHONE_HOME_TOKEN__" not in seed, seed
+        assert "__GPUCLOUD_PHONE_HOME_TOKEN__" in pxe(f"cat {_pxe_root()}/http/hosts/gpu1/user-data")
+        assert pxe(f"stat -c '%a %U' {MARKS}/gpu1.token").split() == ["600", "root"]
+        # Without the token, or with another install's, nothing is taken.
+        assert phone_home("gpu1", "gpu1", CLOUD_INIT_FIELDS) == "403"
+        assert phone_home("gpu1", "gpu1", CLOUD_INIT_FIELDS, token[::-1]) == "403"
         # What the receiver refuses is not stored: a key that is no key, another node's name, a name in no fleet.
-        assert phone_home("gpu1", "gpu1", "--data-urlencode pub_key_ed25519='ssh-ed25519 bm90IGEga2V5'") == "400"
-        assert phone_home("gpu1", "gpu1", "--data-urlencode 'pub_key_ed25519@/etc/ssh/ssh_host_rsa_key.pub'") == "400"
-        assert phone_home("gpu1", "gpu2", CLOUD_INIT_FIELDS) == "403"  # not from gpu2's address
-        assert phone_home("gpu1", "nosuchnode", CLOUD_INIT_FIELDS) == "404"
+        assert phone_home("gpu1", "gpu1", "--data-urlencode pub_key_ed25519='ssh-ed25519 bm90IGEga2V5'",
+                          token) == "400"
+        assert phone_home("gpu1", "gpu1", "--data-urlencode 'pub_key_ed25519@/etc/ssh/ssh_host_rsa_key.pub'",
+                          token) == "400"
+        assert phone_home("gpu1", "gpu2", CLOUD_INIT_FIELDS, token) == "403"  # not from gpu2's address
+        assert phone_home("gpu1", "nosuchnode", CLOUD_INIT_FIELDS, token) == "404"
         assert pxe(f"ls -A {RECORDS}; stat -c '%a %U' {RECORDS}").split() == ["700", "root"]
 
-        assert phone_home("gpu1", "gpu1", CLOUD_INIT_FIELDS) == "204"
+        assert phone_home("gpu1", "gpu1", CLOUD_INIT_FIELDS, token) == "204"
+        # The token reaches neither nginx's access log nor the receiver's journal.
+        assert token not in pxe(f"cat {ACCESS_LOG}") and "POST /phone-home/gpu1 " in pxe(f"cat {ACCESS_LOG}")
+        assert token not in pxe("journalctl -u gpucloud-phone-home --no-pager")
         assert pxe(f"stat -c '%a %U' {RECORDS}/gpu1.json").split() == ["600", "root"]
         posted = sorted(" ".join(line.split()[:2]) for line in
                         on("gpu1", "cat /etc/ssh/ssh_host_*_key.pub").stdout.splitlines())
@@ -324,7 +343,7 @@ def test_registration_checks_the_host_key_the_node_posted_on_phone_home(served: 
         # The first post of an install wins: a second one (another key, from gpu1's address) is refused.
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")], check=True)
         other = (tmp_path / "other.pub").read_text().strip()
-        assert phone_home("gpu1", "gpu1", f"--data-urlencode 'pub_key_ed25519={other}'") == "409"
+        assert phone_home("gpu1", "gpu1", f"--data-urlencode 'pub_key_ed25519={other}'", token) == "409"
         assert json.loads(pxe(f"cat {RECORDS}/gpu1.json"))["host_keys"] == posted
 
         run = served.playbook("playbooks/provision.yml", limit="pxe,gpu1,gpu2")
@@ -343,8 +362,9 @@ def test_registration_checks_the_host_key_the_node_posted_on_phone_home(served: 
         assert strict.stdout.strip() == "gpu1", strict.stderr
         # Registered, gpu1 is no longer being installed: no post replaces the keys the controller now trusts.
         assert pxe(f"test -e {MARKS}/gpu1.installing && echo marked || echo clear").strip() == "clear"
+        assert pxe(f"test -e {MARKS}/gpu1.token && echo kept || echo gone").strip() == "gone"
         assert pxe(f"cat {MARKS}/gpu1.deployed").strip() == "gpu1: deployed (registered by the os_install role)"
-        assert phone_home("gpu1", "gpu1", f"--data-urlencode 'pub_key_ed25519={other}'") == "409"
+        assert phone_home("gpu1", "gpu1", f"--data-urlencode 'pub_key_ed25519={other}'", token) == "409"
 
         again = served.playbook("playbooks/provision.yml", limit="pxe,gpu1,gpu2")
         assert again.rc == 0 and not again.hosts_with("changed"), again.changed_tasks()
@@ -352,8 +372,10 @@ def test_registration_checks_the_host_key_the_node_posted_on_phone_home(served: 
         # A new install (os_install forgets the last record, then marks the node) whose post is a key gpu1 does
         # not have: registration must fail, naming gpu1.
         pxe(f"rm -f {RECORDS}/gpu1.json")
-        _mark("gpu1")
-        assert phone_home("gpu1", "gpu1", f"--data-urlencode 'pub_key_ed25519={other}'") == "204"
+        again_token = _mark("gpu1")
+        # The last install's token (a seed fetched then) is not this install's.
+        assert phone_home("gpu1", "gpu1", f"--data-urlencode 'pub_key_ed25519={other}'", token) == "403"
+        assert phone_home("gpu1", "gpu1", f"--data-urlencode 'pub_key_ed25519={other}'", again_token) == "204"
         check = served.playbook("playbooks/provision.yml", limit="pxe,gpu1", check=True)
         assert check.rc == 0 and KNOWN_HOSTS.read_text().count("gpu1,") == 3  # check mode writes nothing
         wrong = served.playbook("playbooks/provision.yml", limit="pxe,gpu1")
@@ -362,7 +384,7 @@ def test_registration_checks_the_host_key_the_node_posted_on_phone_home(served: 
         assert message.startswith("gpu1: its SSH host key is not one it posted on phone-home"), message
         assert f"gpu1,{GPU1.ip} {' '.join(other.split()[:2])}" in KNOWN_HOSTS.read_text()
     finally:
-        pxe(f"rm -f {RECORDS}/gpu1.json {MARKS}/gpu1.installing")
+        pxe(f"rm -f {RECORDS}/gpu1.json {MARKS}/gpu1.installing {MARKS}/gpu1.token")
     # No record: today's behaviour (SSH answers), and gpu1's lines leave the file.
     back = served.playbook("playbooks/provision.yml", limit="pxe,gpu1")
     assert back.rc == 0, back.failures()
@@ -387,7 +409,7 @@ def test_an_install_with_no_phone_home_post_in_time_fails_and_keeps_its_mark(ser
         assert "gpu1," not in (KNOWN_HOSTS.read_text() if KNOWN_HOSTS.exists() else "")
         assert REGISTRATION not in [e["event_data"].get("task") for e in run.events if e["event"] == "runner_on_ok"]
     finally:
-        pxe(f"rm -f {RECORDS}/gpu1.json {MARKS}/gpu1.installing")
+        pxe(f"rm -f {RECORDS}/gpu1.json {MARKS}/gpu1.installing {MARKS}/gpu1.token")
 
 
 LOST = "Report a deployed or decommissioned node that does not answer (never reinstalled unless asked)"
@@ -435,7 +457,7 @@ def test_a_seed_is_served_only_to_its_node_and_only_while_it_is_installed(served
         assert (status("gpu1"), status("gpu2")) == ("200", "403")  # being installed: gpu1 alone
         assert status("gpu2", f"{HTTP}/hosts/gpu1.ipxe") == "200"
     finally:
-        pxe(f"rm -f {MARKS}/gpu1.installing")
+        pxe(f"rm -f {MARKS}/gpu1.installing {MARKS}/gpu1.token")
 
 
 def test_a_kernel_by_url_is_served_only_after_the_boot_server_checked_its_digest(served: Lab, tmp_path: Path) -> None:
@@ -635,7 +657,7 @@ def test_boot_target_boots_by_uefi_http_when_the_fleet_says_so(lab: Lab, tmp_pat
         print("UEFI HTTP boot (s after provision.yml started):", json.dumps(timings["uefi_http"]))
     finally:
         assert power(lab, "off").rc == 0
-        pxe(f"rm -f {MARKS}/gpu4.installing")
+        pxe(f"rm -f {MARKS}/gpu4.installing {MARKS}/gpu4.token")
 
 
 NODE_CHECK = "Refuse a node that is a working Node of its cluster"

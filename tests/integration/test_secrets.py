@@ -20,6 +20,8 @@ file alone scans every playbook: the converged lab (site.yml, then each stage as
 from __future__ import annotations
 
 import base64
+import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -203,9 +205,11 @@ def _post(key: str) -> None:
     """An install of gpu1 posts an ed25519 host key to the boot server as cloud-init's phone_home does: as os_install
     starts an install, the last record goes and gpu1 is marked installing (the receiver stores only an install's
     first post)."""
-    on("pxe", f"rm -f {RECORDS}/gpu1.json && mkdir -p {MARKS} && echo 'gpu1: install' > {MARKS}/gpu1.installing")
+    token = hashlib.sha256(os.urandom(32)).hexdigest()[:40]  # the install's one-time token, as os_install makes it
+    on("pxe", f"rm -f {RECORDS}/gpu1.json && mkdir -p {MARKS} && (umask 077 && echo 'node-gpu1 \"{token}\";' > "
+              f"{MARKS}/gpu1.token) && echo 'gpu1: install' > {MARKS}/gpu1.installing")
     status = on("gpu1", f"curl -sS -o /dev/null -w '%{{http_code}}' -X POST --data-urlencode 'pub_key_ed25519={key}' "
-                        f"{config.PXE_HTTP_URL}/phone-home/gpu1").stdout
+                        f"'{config.PXE_HTTP_URL}/phone-home/gpu1?token={token}'").stdout
     assert status == "204", status
 
 
@@ -240,4 +244,4 @@ def test_a_node_whose_host_key_differs_from_its_phone_home_record_is_not_connect
         # OpenSSH's refusal of a changed key (the message is long: failures() keeps its first 500 characters)
         assert any("REMOTE HOST IDENTIFICATION HAS CHANGED" in f for f in refused.failures()), refused.failures()
     finally:
-        on("pxe", f"rm -f {RECORDS}/gpu1.json {MARKS}/gpu1.installing")
+        on("pxe", f"rm -f {RECORDS}/gpu1.json {MARKS}/gpu1.installing {MARKS}/gpu1.token")

@@ -50,9 +50,18 @@ def _disk_script(node: dict[str, Any]) -> str:
     return rootdisk.script(node["name"], node.get("root_device") or {})
 
 
+# Where each install's one-time phone-home token goes: the boot server's nginx puts the token that role os_install
+# made when it marked the node in its place as it serves the seed (sub_filter); the seed itself stays the same
+# from install to install, so rendering stays idempotent and the token never sits in a rendered file.
+TOKEN_SLOT = "__GPUCLOUD_PHONE_HOME_TOKEN__"
+
+
 def _phone_home(options: dict[str, Any], node: dict[str, Any]) -> str:
     url = options.get("phone_home_url") or ""
-    return url.replace("{name}", node["name"])
+    if not url:
+        return ""
+    url = url.replace("{name}", node["name"])
+    return "%s%stoken=%s" % (url, "&" if "?" in url else "?", TOKEN_SLOT)
 
 
 def _phone_home_curl(node: dict[str, Any], site: dict[str, Any], url: str) -> str:
@@ -62,7 +71,8 @@ def _phone_home_curl(node: dict[str, Any], site: dict[str, Any], url: str) -> st
     keys = " ".join('--data-urlencode "pub_key_%s=$(cat /etc/ssh/ssh_host_%s_key.pub 2>/dev/null)"' % (t, t)
                     for t in ("rsa", "ecdsa", "ed25519"))
     return ("curl -fsS -X POST %s --data-urlencode instance_id=%s --data-urlencode hostname=%s "
-            "--data-urlencode fqdn=%s.%s %s" % (keys, node["name"], node["name"], node["name"], site["domain"], url))
+            "--data-urlencode fqdn=%s.%s \"%s\"" % (keys, node["name"], node["name"], node["name"], site["domain"],
+                                                    url))
 
 
 Node = dict[str, Any]

@@ -12,8 +12,11 @@ The post is stored as ``<state-dir>/<name>.json`` (0600 in a 0700 folder, root's
 ``<name>`` is a node of the nodes file (name -> address, written by the role), the post comes from
 that node's address (unless ``--any-source``), the node is being installed (its install mark
 ``<marks-dir>/<name>.installing`` exists: role os_install makes it before the node's network boot and
-removes it once the node answers with a posted key), no post of this install was stored yet (the
-first post wins: os_install forgets the last install's record before it marks the node), and every
+removes it once the node answers with a posted key), the post carries this install's one-time token
+(``?token=``: os_install writes ``<marks-dir>/<name>.token`` when it marks the node, root's only, and nginx
+puts it into the node's seed; a seed fetched before the install started, or a guess, does not have it), no
+post of this install was stored yet (the first post wins: os_install forgets the last install's record before
+it marks the node), and every
 host-key field holds one SSH public key of its field's type, at least one of them. Anything else is
 refused (4xx; 409 for a node not being installed or already posted), nothing is stored, and the
 journal says why. So a running node, or anything that takes its address after the install, cannot
@@ -24,6 +27,7 @@ from __future__ import annotations
 import argparse
 import base64
 import binascii
+import hmac
 import json
 import os
 import re
@@ -33,7 +37,7 @@ import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 KEY_FIELDS = {
     "pub_key_rsa": ("ssh-rsa",),
@@ -47,6 +51,8 @@ MAX_BODY = 64 * 1024
 # node the fleet accepts can post. This file runs on the boot server alone, so it cannot import the collection.
 NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 INFO = re.compile(r"^[\x21-\x7e]{1,255}$")
+# The token file's one line, an nginx map entry (the seed's substitution reads the same file): node-NAME "TOKEN";
+TOKEN_LINE = re.compile(r'^node-(?P<name>\S+) "(?P<token>[A-Za-z0-9]{32,128})";\s*$')
 
 
 class Refused(Exception):
@@ -128,7 +134,20 @@ class Receiver:
                 self._stamp = stamp
             return self._nodes
 
-    def store(self, name: str, source: str, body: bytes) -> dict:
+    def token(self, name: str) -> str:
+        """This install's one-time token (os_install's ``NAME.token``), or Refused."""
+        path = os.path.join(self.marks_dir, name + ".token")
+        try:
+            with open(path, encoding="utf-8") as handle:
+                match = TOKEN_LINE.match(handle.read(4096))
+        except FileNotFoundError:
+            raise Refused(403, "this install has no phone-home token (%s): the node was not marked by role "
+                          "os_install" % path) from None
+        if not match or match.group("name") != name:
+            raise Refused(403, "the phone-home token file %s is not one line 'node-%s \"TOKEN\";'" % (path, name))
+        return match.group("token")
+
+    def store(self, name: str, source: str, body: bytes, token: str = "") -> dict:
         if not NAME.match(name):
             raise Refused(404, "not a node name")
         nodes = self.nodes()
@@ -139,6 +158,9 @@ class Receiver:
         if not os.path.exists(os.path.join(self.marks_dir, name + ".installing")):
             raise Refused(409, "not being installed (no install mark %s.installing): only an install posts"
                           % os.path.join(self.marks_dir, name))
+        if not hmac.compare_digest(token.encode(), self.token(name).encode()):
+            raise Refused(403, "the post does not carry this install's phone-home token (a seed of another install, "
+                          "or no seed at all)")
         final = os.path.join(self.state_dir, name + ".json")
         if os.path.exists(final):
             raise Refused(409, "this install already posted its host keys (the first post wins)")
@@ -190,7 +212,12 @@ class Handler(BaseHTTPRequestHandler):
                 raise Refused(400, "bad Content-Length") from None
             if length > MAX_BODY or length < 0:
                 raise Refused(413, "post of %d bytes (at most %d)" % (length, MAX_BODY))
-            record = self.receiver.store(name, source, self.rfile.read(length))
+            try:
+                query = parse_qs(urlsplit(self.path).query, max_num_fields=4)
+            except ValueError:
+                raise Refused(400, "too many query fields") from None
+            token = (query.get("token") or [""])[0][:256]
+            record = self.receiver.store(name, source, self.rfile.read(length), token=token)
         except Refused as exc:
             self.log_message("%s from %s: refused (%d): %s", name[:64], source, exc.status, exc)
             self._answer(exc.status, str(exc))
@@ -200,6 +227,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self._answer(405, "POST only")
+
+    def log_request(self, code="-", size="-") -> None:
+        # The request line without its query: the token never reaches the journal.
+        self.log_message('"%s %s" %s', self.command, urlsplit(self.path).path[:200], code)
 
     def log_message(self, format, *args) -> None:  # pylint: disable=redefined-builtin
         sys.stderr.write((format % args) + "\n")

@@ -38,6 +38,10 @@ def keys(tmp_path_factory) -> dict[str, str]:
     return out
 
 
+# Each install's one-time token, as role os_install writes it next to the install mark.
+TOKENS = {"gpu1": "A" * 20 + "b1" * 10, "gpu2": "Z9" * 20}
+
+
 @pytest.fixture
 def receiver(tmp_path: Path):
     nodes = tmp_path / "nodes.json"
@@ -45,15 +49,19 @@ def receiver(tmp_path: Path):
     state = tmp_path / "records"
     marks = tmp_path / "marks"
     marks.mkdir()
-    for name in ("gpu1", "gpu2"):  # both being installed (role os_install's marks)
+    for name in ("gpu1", "gpu2"):  # both being installed (role os_install's marks and tokens)
         (marks / f"{name}.installing").write_text(f"{name}: install started by the os_install role\n")
+        (marks / f"{name}.token").write_text(f'node-{name} "{TOKENS[name]}";\n')
     receiver = phone_home.Receiver(str(nodes), str(state), False, str(marks))
     handler = type("H", (phone_home.Handler,), {"receiver": receiver})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
 
-    def post(name: str, fields: dict[str, str], ctype: str = "application/x-www-form-urlencoded") -> int:
-        request = urllib.request.Request(f"http://127.0.0.1:{server.server_address[1]}/phone-home/{name}",
+    def post(name: str, fields: dict[str, str], ctype: str = "application/x-www-form-urlencoded",
+             token: str | None = None) -> int:
+        token = TOKENS.get(name, "") if token is None else token
+        request = urllib.request.Request(f"http://127.0.0.1:{server.server_address[1]}/phone-home/{name}"
+                                         f"?token={token}",
                                          data=urllib.parse.urlencode(fields).encode(), method="POST",
                                          headers={"Content-Type": ctype})
         try:
@@ -105,6 +113,31 @@ def test_only_an_install_posts_and_its_first_post_wins(receiver, keys) -> None:
     assert sorted(p.name for p in state.iterdir()) == ["gpu1.json"]  # no temporary file left behind
 
 
+def test_a_post_without_this_installs_token_is_refused_and_the_token_is_never_logged(receiver, keys,
+                                                                                     capfd) -> None:
+    """The token os_install wrote when it marked the node (and nginx put into the node's seed) must come with the
+    post: none, another install's, or a node marked without one (by hand) is refused (403), nothing stored."""
+    post, state, marks = receiver
+    fields = {"pub_key_ed25519": keys["ed25519"]}
+    assert post("gpu1", fields, token="") == 403
+    assert post("gpu1", fields, token=TOKENS["gpu2"]) == 403
+    assert post("gpu1", fields, token=TOKENS["gpu1"][:-1]) == 403
+    assert not state.exists() or list(state.iterdir()) == []
+    good = (marks / "gpu1.token").read_text()
+    (marks / "gpu1.token").unlink()
+    assert post("gpu1", fields) == 403
+    (marks / "gpu1.token").write_text(f'node-gpu2 "{TOKENS["gpu1"]}";\n')  # another node's line
+    assert post("gpu1", fields) == 403
+    assert not state.exists() or list(state.iterdir()) == []
+    (marks / "gpu1.token").write_text(good)
+    assert post("gpu1", fields) == 204
+    journal = capfd.readouterr().err
+    assert "no phone-home token" in journal and "does not carry this install's phone-home token" in journal
+    assert "is not one line 'node-gpu1" in journal
+    assert '"POST /phone-home/gpu1" 204' in journal
+    assert TOKENS["gpu1"] not in journal and TOKENS["gpu2"] not in journal
+
+
 def test_of_two_posts_at_once_exactly_one_is_stored(receiver, keys) -> None:
     post, state, _marks = receiver
     with ThreadPoolExecutor(max_workers=8) as pool:
@@ -154,10 +187,11 @@ def test_every_seed_posts_the_fields_the_receiver_reads() -> None:
     for render, name in ((seeds.kickstart, "ks.cfg"), (seeds.preseed, "preseed.cfg")):
         text = render(node, site, boot, options)[name]
         assert set(re.findall(r'--data-urlencode "?(\w+)=', text)) == wanted, name
-        assert "http://pxe/phone-home/gpu1" in text
+        assert '"http://pxe/phone-home/gpu1?token=%s"' % seeds.TOKEN_SLOT in text  # nginx fills in the token
     user_data = seeds.ubuntu(node, site, boot, options)["user-data"]
-    posted = json.loads(user_data.split("\n", 1)[1])["autoinstall"]["user-data"]["phone_home"]["post"]
-    assert set(posted) == wanted
+    phone = json.loads(user_data.split("\n", 1)[1])["autoinstall"]["user-data"]["phone_home"]
+    assert set(phone["post"]) == wanted
+    assert phone["url"] == "http://pxe/phone-home/gpu1?token=" + seeds.TOKEN_SLOT
 
 
 def test_the_receiver_takes_the_names_the_fleet_takes() -> None:
@@ -169,3 +203,10 @@ def test_the_receiver_takes_the_names_the_fleet_takes() -> None:
         assert phone_home.NAME.match(name) and HOSTNAME.match(name)
     for name in ("../etc", "-gpu", "gpu/1", "gpu1.", ""):
         assert not phone_home.NAME.match(name)
+
+
+def test_nginx_fills_in_the_placeholder_the_seeds_carry() -> None:
+    """The seeds' token placeholder is the one the boot server's nginx replaces (role pxe_server's template)."""
+    template = (REPO / "roles/pxe_server/templates/nginx.conf.j2").read_text()
+    assert "sub_filter %s $gpucloud_phone_home_token;" % seeds.TOKEN_SLOT in template
+    assert "include {{ pxe_server_install_marks_dir }}/*.token;" in template

@@ -31,7 +31,8 @@ def test_every_family_renders_seeds_that_pass_the_real_validators(rendered) -> N
     user_data = yaml.safe_load(files["hosts/gpu2/user-data"])["autoinstall"]
     assert user_data["network"]["ethernets"]["pxe"]["addresses"] == ["198.51.100.22/24"]
     assert user_data["ssh"]["authorized-keys"] == [KEY]
-    assert user_data["user-data"]["phone_home"]["url"] == "http://198.51.100.10:8080/phone-home/gpu2"
+    assert user_data["user-data"]["phone_home"]["url"] == (
+        "http://198.51.100.10:8080/phone-home/gpu2?token=__GPUCLOUD_PHONE_HOME_TOKEN__")
     assert "--ip=198.51.100.21 " in files["hosts/gpu1/ks.cfg"]
     assert "d-i netcfg/get_hostname string gpu4" in files["hosts/gpu4/preseed.cfg"]
 
