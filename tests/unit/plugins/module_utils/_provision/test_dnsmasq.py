@@ -103,10 +103,10 @@ def test_dhcp_and_tftp_only_on_the_boot_servers_address(site, nodes, options, tm
             tree.render(site, nodes, dict(options, listen_address=bad))
 
 
-def test_uefi_http_boot_clients_get_ipxe_by_url_and_the_http_client_vendor_class(site, nodes, options,
-                                                                                  tmp_path) -> None:
+def test_uefi_http_boot_clients_get_ipxe_by_url_and_the_http_client_vendor_class(
+        site, nodes, options, tmp_path) -> None:
     """UEFI HTTP boot (vendor class HTTPClient, arch 16): iPXE by URL from the HTTP server, and option 60 says
-    HTTPClient (the firmware ignores an offer without it); the TFTP lines exclude it, so no client matches two."""
+    HTTPClient (edk2 takes no HTTP offer without it); the TFTP lines exclude it, so no client matches two."""
     conf = tree.render(site, nodes, options)["dnsmasq"]
     assert "dhcp-vendorclass=set:httpboot,HTTPClient" in conf
     assert "dhcp-option-force=tag:fleet,tag:httpboot,tag:!ipxe,option:vendor-class,HTTPClient" in conf
