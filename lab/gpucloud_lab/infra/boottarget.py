@@ -47,6 +47,10 @@ NO_PXE = ["-fw_cfg", "name=opt/org.tianocore/IPv4PXESupport,string=n",
 OVMF_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.fd")
 OVMF_VARS = Path("/usr/share/OVMF/OVMF_VARS_4M.fd")
 NVRAM = config.STATE_DIR / "boot-target.nvram.fd"
+# An HTTP boot runs on a fresh copy of the template, thrown away at the next one: OVMF keeps the boot order it last
+# used in NVRAM, and "UEFI HTTPv4" ahead of "UEFI PXEv4" would make the next one-time Pxe boot an HTTP boot (seen:
+# the PXE test after an HTTP one got the HTTP offer). A server's BMC points BootNext at the entry asked for.
+HTTP_NVRAM = config.STATE_DIR / "boot-target.http-nvram.fd"
 
 
 def qemu_command(memory_mb: int = 1024, boot: str = "network") -> list[str]:
@@ -57,7 +61,7 @@ def qemu_command(memory_mb: int = 1024, boot: str = "network") -> list[str]:
         "qemu-system-x86_64", "-machine", "pc,accel=tcg", "-m", str(memory_mb), "-smp", "1",
         "-nodefaults", "-display", "none", "-vga", "none", "-no-reboot",
         "-drive", f"if=pflash,format=raw,unit=0,readonly=on,file={OVMF_CODE}",
-        "-drive", f"if=pflash,format=raw,unit=1,file={NVRAM}",
+        "-drive", f"if=pflash,format=raw,unit=1,file={HTTP_NVRAM if boot == 'http' else NVRAM}",
         "-serial", f"file:{SERIAL_LOG}",
         "-chardev", f"file,id=fw,path={FIRMWARE_LOG}", "-device", "isa-debugcon,iobase=0x402,chardev=fw",
         "-netdev", f"tap,id=net0,ifname={config.BOOT_TARGET_TAP},script=no,downscript=no",
@@ -72,6 +76,7 @@ def ensure_nvram() -> None:
     if not NVRAM.exists():
         NVRAM.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(OVMF_VARS, NVRAM)
+    shutil.copyfile(OVMF_VARS, HTTP_NVRAM)
 
 
 def power_on(boot: str = "network") -> None:
