@@ -125,3 +125,13 @@ def test_proxy_dhcp_cannot_serve_uefi_http_boot_and_says_which_nodes_need_it(sit
                                             r"HTTP \(bmc.boot_target UefiHttp in the fleet\)"):
         tree.render(site, http, dict(options, mode="proxy"))
     assert "httpboot" in tree.render(site, http, options)["dnsmasq"]
+
+
+def test_the_http_boot_url_names_the_file_the_role_serves() -> None:
+    """The URL dnsmasq gives HTTP boot firmware and the copy role pxe_server makes are the same path (two places
+    say it: the rendered config and the role's task)."""
+    from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision import dnsmasq
+
+    tasks = (Path(__file__).resolve().parents[5] / "roles/pxe_server/tasks/main.yml").read_text()
+    assert 'dest: "{{ pxe_server_root }}/http/%s"' % dnsmasq.HTTP_BOOT_PATH in tasks
+    assert 'src: "{{ pxe_server_ipxe_dir }}/%s"' % dnsmasq.UEFI_FILE in tasks
