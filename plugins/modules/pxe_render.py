@@ -25,6 +25,10 @@ description:
     that digest before the module returns (a mismatch fails naming the profile key, the file and both digests);
     one given by URL with a digest is returned in RV(copies) with its C(url), for the boot server to fetch and
     check, and the iPXE script names the boot server's copy.
+  - A node of an OS profile of C(kind=image) boots the profile's deploy ramdisk (C(kernel), C(initrd)) with
+    C(gpucloud.deploy=) the URL of its C(deploy.sh), rendered with its cloud-init NoCloud seed
+    (C(meta-data), C(user-data), C(network-config)); the image is always served by the boot server, after the
+    check against C(image_sha256).
 author:
   - gpucloud.baremetal contributors (@gpucloud)
 options:

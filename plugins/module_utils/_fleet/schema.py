@@ -76,7 +76,18 @@ OS_PROFILE_KEYS = {
     # fetched by the boot server, checked, and served from there (never straight from the URL to the node).
     "kernel_sha256": False,
     "initrd_sha256": False,
+    # installer (default): the family's installer runs on the node with a seed; image: the deploy ramdisk
+    # (kernel, initrd) writes `image` to the root disk, checked against image_sha256, in image_format.
+    "kind": False,
+    "image_sha256": False,
+    "image_format": False,
 }
+OS_PROFILE_KINDS = ("installer", "image")
+# What the deploy ramdisk writes (module_utils/_provision/deploy.py FORMATS); qcow2 is converted beforehand.
+OS_IMAGE_FORMATS = ("raw", "raw.gz", "raw.zst")
+# How an image's name ends -> its format, when the profile does not say (image_format).
+OS_IMAGE_SUFFIXES = ((".raw.gz", "raw.gz"), (".img.gz", "raw.gz"), (".raw.zst", "raw.zst"), (".img.zst", "raw.zst"),
+                     (".raw", "raw"), (".img", "raw"))
 SHA256 = re.compile(r"^[0-9A-Fa-f]{64}$")
 # Root device hints, as Ironic has them (a disk must match every hint given; size_gb is the size in GiB,
 # rounded down, as Ironic's ``size``). Without serial/wwn/model/size_gb/by_path, the root disk is the smallest

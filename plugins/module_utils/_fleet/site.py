@@ -20,7 +20,10 @@ from .schema import (
     MGMT_KEYS,
     NAMESERVERS_MAX,
     OS_FAMILIES,
+    OS_IMAGE_FORMATS,
+    OS_IMAGE_SUFFIXES,
     OS_PROFILE_KEYS,
+    OS_PROFILE_KINDS,
     PORT_RANGE,
     SHA256,
     SITE_KEYS,
@@ -148,14 +151,47 @@ def os_profiles(c: Checker, raw: Any) -> dict:
         for key in ("kernel", "initrd", "image"):
             if key in p:
                 entry[key] = c.string(p[key], "%s.%s" % (path, key))
-        for key in ("kernel_sha256", "initrd_sha256"):
+        for key in ("kernel_sha256", "initrd_sha256", "image_sha256"):
             if key in p:
                 digest = c.string(p[key], "%s.%s" % (path, key), SHA256, "a SHA-256 digest (64 hex digits)")
                 entry[key] = digest.lower() if digest else digest
+        _image_profile(c, p, path, entry)
         if "root_device" in p:
             entry["root_device"] = root_device(c, p["root_device"], path + ".root_device")
         out[str(name)] = entry
     return out
+
+
+def _image_profile(c: Checker, p: dict, path: str, entry: dict[str, Any]) -> None:
+    """``kind`` (installer or image) and what an image profile needs: the image, its digest, a format the
+    deploy ramdisk writes (given, or said by the image's name), and the deploy ramdisk's kernel and initrd."""
+    kind = c.choice(p["kind"], path + ".kind", OS_PROFILE_KINDS) if "kind" in p else "installer"
+    if kind is None:
+        return
+    if "image_format" in p:
+        entry["image_format"] = c.choice(p["image_format"], path + ".image_format", OS_IMAGE_FORMATS)
+    if kind == "installer":
+        for key in ("image_sha256", "image_format"):
+            if key in p:
+                c.add("%s.%s" % (path, key), "applies to kind image only (an installer profile's image is its "
+                      "installer's package source); set kind: image, or remove it")
+        return
+    entry["kind"] = "image"
+    for key, what in (("image", "the image to write (a URL, or an absolute path on the controller)"),
+                      ("image_sha256", "the image's SHA-256 (64 hex digits)"),
+                      ("kernel", "the deploy ramdisk's kernel (a URL, or an absolute path on the controller)"),
+                      ("initrd", "the deploy ramdisk's initrd (a URL, or an absolute path on the controller)")):
+        if key not in p:
+            c.add("%s.%s" % (path, key), "required for kind image: %s" % what)
+    if "image" in p and "image_format" not in p and isinstance(entry.get("image"), str):
+        name = entry["image"].split("?", 1)[0].lower()
+        fmt = next((f for suffix, f in OS_IMAGE_SUFFIXES if name.endswith(suffix)), None)
+        if fmt is None:
+            c.add(path + ".image_format", "required: the image's name %r does not say its format; allowed: %s "
+                  "(a qcow2 image is converted first: qemu-img convert -O raw)"
+                  % (entry["image"].rsplit("/", 1)[-1], ", ".join(OS_IMAGE_FORMATS)))
+        else:
+            entry["image_format"] = fmt
 
 
 # --- fabric --------------------------------------------------------------------

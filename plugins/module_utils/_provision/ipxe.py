@@ -16,7 +16,9 @@ def seed_base(http_base: str, name: str) -> str:
 def kernel_args(node: dict[str, Any], family: str, boot: dict[str, Any], site: dict[str, Any], http_base: str,
                 console: str) -> str:
     seeds = seed_base(http_base, node["name"])
-    if family == "debian":
+    if boot.get("image_sha256"):  # kind image: the deploy ramdisk fetches and runs the node's deploy.sh
+        args = ["ip=dhcp", "gpucloud.deploy=%sdeploy.sh" % seeds]
+    elif family == "debian":
         args = [
             "auto=true",
             "priority=critical",
@@ -38,7 +40,8 @@ def render(node: dict[str, Any], family: str, boot: dict[str, Any], site: dict[s
     return "\n".join([
         "#!ipxe",
         "# Managed by gpucloud.baremetal (role pxe_server): %s, OS profile %s" % (node["name"], node["os"]),
-        "echo gpucloud: installing %s (%s)" % (node["name"], node["os"]),
+        "echo gpucloud: %s %s (%s)" % ("deploying" if boot.get("image_sha256") else "installing", node["name"],
+                                       node["os"]),
         "kernel --name linux %s %s || goto failed"
         % (boot["kernel"], kernel_args(node, family, boot, site, http_base, console)),
         "initrd --name initrd %s || goto failed" % boot["initrd"],

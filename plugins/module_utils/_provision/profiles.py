@@ -18,6 +18,7 @@ import hashlib
 from typing import Any
 
 from .._errors import ProblemsError
+from . import deploy
 
 FAMILIES = ("ubuntu", "rocky", "rhel", "debian")
 SEED_FILES = {
@@ -60,20 +61,35 @@ def boot_artifacts(profile: dict[str, Any], http_base: str) -> dict[str, Any]:
         raise ProblemsError(
             ["site.os_profiles.%s.family: %r is not supported; allowed: %s" % (name, family, ", ".join(FAMILIES))]
         )
-    defaults = DEFAULTS[family]
+    image_kind = profile.get("kind") == "image"
+    # An image profile's kernel and initrd are the deploy ramdisk's (no default yet), and its image is always
+    # served by the boot server after the check against image_sha256.
+    defaults = {} if image_kind else DEFAULTS[family]
     out: dict[str, Any] = {"copies": []}
     problems = []
     for key in ("kernel", "initrd", "image"):
         value = profile.get(key) or defaults.get(key, "")
         if not value:
-            problems.append(
-                "site.os_profiles.%s.%s: required for family %s (no default); a URL or an absolute path "
-                "on the controller" % (name, key, family)
-            )
+            what = ("the deploy ramdisk's %s (kind image)" % key if image_kind and key != "image"
+                    else "the image to deploy (kind image)" if image_kind else "family %s (no default)" % family)
+            problems.append("site.os_profiles.%s.%s: required for %s; a URL or an absolute path on the controller"
+                            % (name, key, what))
             continue
         value = value.format(version=version, major=version.split(".", maxsplit=1)[0])
-        digest = profile.get(key + "_sha256") if key != "image" else None
-        if key != "image" and not is_url(value):
+        digest = profile.get(key + "_sha256") if key != "image" or image_kind else None
+        if image_kind and key == "image":
+            fmt = str(profile.get("image_format") or "")
+            if not digest:
+                problems.append("site.os_profiles.%s.image_sha256: required for kind image (64 hex digits): a node "
+                                "writes only an image of the digest the fleet names" % name)
+            if fmt not in deploy.FORMATS:
+                problems.append("site.os_profiles.%s.image_format: %r is not one the deploy ramdisk writes; allowed: "
+                                "%s"
+                                % (name, fmt or None, ", ".join(sorted(deploy.FORMATS))))
+            if problems:
+                continue
+            out.update(image_sha256=digest, image_format=fmt)
+        if (key != "image" or image_kind) and not is_url(value):
             if not value.startswith("/"):
                 problems.append("site.os_profiles.%s.%s: %r is neither a URL nor an absolute path" % (name, key, value))
                 continue

@@ -4,8 +4,9 @@
 """Every file of the boot server for a fleet, rendered in one pass (pure, no I/O).
 
 Layout under the HTTP root: ``hosts/<name>.ipxe`` (the node's iPXE script) and
-``hosts/<name>/<seed files>``; ``os/<profile>/<file>`` for kernels and initrds copied from the
-controller. The dnsmasq configuration is returned apart (it is installed and checked apart).
+``hosts/<name>/<seed files>`` (an image profile's: ``deploy.sh`` and the NoCloud seed it writes);
+``os/<profile>/<file>`` for kernels, initrds and images copied from the controller or fetched and checked.
+The dnsmasq configuration is returned apart (it is installed and checked apart).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import ProblemsError
-from . import dnsmasq, ipxe, profiles, rootdisk, seeds
+from . import deploy, dnsmasq, ipxe, profiles, rootdisk, seeds
 
 DEFAULTS: dict[str, Any] = {
     "mode": "range",
@@ -82,11 +83,17 @@ def render(site: dict[str, Any], nodes: list[dict[str, Any]], options: dict[str,
             copies[copy["path"]] = copy
         files["hosts/%s.ipxe" % node["name"]] = ipxe.render(node, family, boot, site, base, opts["console"])
         node = dict(node, root_device=rootdisk.hints(node, profile))
-        for fname, text in seeds.render(node, family, site, boot, opts).items():
+        if profile.get("kind") == "image":
+            rendered = deploy.render(node, site, boot, opts, ipxe.seed_base(base, node["name"]))
+            validated, kind = ("user-data",), "image"
+        else:
+            rendered = seeds.render(node, family, site, boot, opts)
+            validated, kind = profiles.SEED_FILES[family], family
+        for fname, text in rendered.items():
             path = "hosts/%s/%s" % (node["name"], fname)
             files[path] = text
-            if fname in profiles.SEED_FILES[family]:  # what an installer's own validator reads
-                seed_families[path] = (family, str(profile.get("version", "")))
+            if fname in validated:  # what an installer's (or cloud-init's) own validator reads
+                seed_families[path] = (kind, str(profile.get("version", "")))
                 seed_values[path] = node_values(node, site)
     profiles.verify_copies(list(copies.values()))  # the controller's files against the fleet's digests
     keys = ("mode", "interfaces", "listen_address", "tftp_root", "lease_time", "dns_servers", "log_dhcp", "extra")

@@ -185,12 +185,13 @@ def shapes(files: dict[str, str], families: dict[str, tuple[str, str]],
 def seeds(files: dict[str, str], families: dict[str, tuple[str, str]],
           values: dict[str, tuple[str, ...]] | None = None) -> list[str]:
     """Validate every seed of a rendered tree. ``families``: seed path -> (family, OS version);
+    ``image`` is an image profile's NoCloud seed (cloud-init's schema);
     ``values``: seed path -> the node's own values (see ``shapes``); without it, each seed alone."""
     groups = shapes(files, families, values) if values else {path: [] for path in families}
     cloud, ks, pre = {}, {}, {}
     for path in groups:
         family, version = families[path]
-        if family == "ubuntu" and path.endswith("/user-data"):
+        if family in ("ubuntu", "image") and path.endswith("/user-data"):
             cloud[path] = files[path]
         elif family in ("rocky", "rhel"):
             ks[path] = (files[path], version)

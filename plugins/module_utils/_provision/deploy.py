@@ -1,0 +1,193 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpucloud.baremetal contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Image deploy (an OS profile of ``kind: image``): what the deploy ramdisk runs on a node, and the
+cloud-init NoCloud seed it leaves on the node's root file system.
+
+The deploy ramdisk (the profile's ``kernel`` and ``initrd``) boots with ``gpucloud.deploy=<URL of the node's
+deploy.sh>`` on its command line, fetches that script and runs it with its busybox ``sh``. ``deploy.sh``:
+
+1. chooses the root disk from the root device hints (``rootdisk.script``, the installers' rule);
+2. fetches the image from the boot server into RAM and checks its SHA-256 against the fleet's: a mismatch
+   fails before anything is written (the boot server checked it too before serving it; this catches the
+   transfer);
+3. fetches the node's seed (``meta-data``, ``user-data``, ``network-config``) and checks that the boot server
+   put this install's phone-home token in it;
+4. writes the image to the disk (``raw``, ``raw.gz``, ``raw.zst``), moves the GPT's backup header to the
+   disk's end and grows the partition that ends last (the root partition of Debian, Ubuntu and Rocky cloud
+   images) to the end of the disk; cloud-init's ``resize_rootfs`` grows its file system on first boot;
+5. mounts that partition and writes the seed to ``/var/lib/cloud/seed/nocloud/`` (NoCloud's seed directory),
+   with NoCloud as the only data source: a provisioning network has no metadata service, and probing for one
+   costs minutes at first boot.
+
+Every step says what it does on the console (``gpucloud: deploy of NAME: ...``); a failed step exits non-zero
+naming what failed, and the ramdisk does not reboot into a half-written disk.
+
+``GPUCLOUD_WORK`` (where the working folder is made, in RAM: ``/tmp``), ``GPUCLOUD_SYSFS`` and
+``GPUCLOUD_DEVDIR`` (where the disks are looked up, as in ``rootdisk``) let the tests run the script against a
+disk image here.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from . import rootdisk, seeds
+
+SCRIPT = "deploy.sh"
+SEED_FILES = ("meta-data", "user-data", "network-config")
+# The image formats the deploy ramdisk writes (the fleet's OS_IMAGE_FORMATS), and the command that turns each
+# into the raw disk. The fleet model fills in a profile's image_format from the image's name.
+FORMATS = {"raw": "cat", "raw.gz": "gzip -dc", "raw.zst": "zstd -dc"}
+DATASOURCE_CFG = "99_gpucloud_datasource.cfg"
+
+_BODY = r"""
+dev=${GPUCLOUD_DEVDIR:-/dev}
+say() { echo "gpucloud: deploy of $node: $*" >&2; }
+fail() { say "FAILED: $*; nothing more is done"; exit 1; }
+# A fresh folder each run (never rm -r of a folder a file system may still be mounted in).
+work=$(mktemp -d "${GPUCLOUD_WORK:-/tmp}/gpucloud-deploy.XXXXXX") || fail "cannot make a working folder"
+mkdir "$work/seed" "$work/root" || fail "cannot make the working folder $work"
+
+say "1/5 choosing the root disk"
+root_disk "$work/root-disk" || fail "no root disk ($(cat "$work/root-disk.error" 2>/dev/null))"
+disk=$dev/$(sed 's|^/dev/||' "$work/root-disk")
+[ -b "$disk" ] || fail "the chosen root disk $disk is not a block device"
+
+say "2/5 fetching $image_url ($format)"
+case $format in
+    raw.zst) command -v zstd >/dev/null 2>&1 || fail "the deploy ramdisk has no zstd for a raw.zst image" ;;
+esac
+wget -q -O "$work/image" "$image_url" || fail "cannot fetch $image_url"
+got=$(sha256sum "$work/image" | cut -d ' ' -f 1)
+[ "$got" = "$image_sha256" ] ||
+    fail "the image fetched has SHA-256 $got, not $image_sha256 (the fleet's); $disk was not written"
+
+say "3/5 fetching the node's seed from $seed_url"
+for f in meta-data user-data network-config; do
+    wget -q -O "$work/seed/$f" "$seed_url$f" || fail "cannot fetch $seed_url$f"
+done
+if grep -q %(token)s "$work/seed/user-data"; then
+    fail "the boot server served the seed without this install's phone-home token (is the node marked installing?)"
+fi
+
+say "4/5 writing the image to $disk"
+{ %(decompress)s < "$work/image" || echo failed > "$work/unpack.failed"; } |
+    dd of="$disk" bs=4M conv=fsync 2>"$work/dd.log" || fail "writing $disk: $(tail -n 1 "$work/dd.log")"
+[ ! -e "$work/unpack.failed" ] || fail "the %(format)s image does not unpack (%(decompress)s); $disk is half written"
+rm -f "$work/image"
+sync
+sfdisk -d "$disk" > "$work/table" 2>"$work/sfdisk.log" ||
+    fail "cannot read the partition table the image wrote ($(cat "$work/sfdisk.log"))"
+grep -q '^label: gpt$' "$work/table" || fail "the image on $disk has no GPT ($(sed -n 's/^label: //p' "$work/table"))"
+sfdisk -q --relocate gpt-bak-std "$disk" 2>"$work/sfdisk.log" ||
+    fail "moving the GPT's backup header to the end of $disk: $(cat "$work/sfdisk.log")"
+# The partition that ends last: sfdisk -d lines are "<device> : start= S, size= N, ...".
+last=$(sed -n 's/^\([^ ]*\) : start= *\([0-9]*\), size= *\([0-9]*\),.*/\1 \2 \3/p' "$work/table" |
+       awk 'BEGIN { e = -1 } { if ($2 + $3 > e) { e = $2 + $3; d = $1 } } END { print d }')
+number=${last##*[!0-9]}
+[ -n "$number" ] || fail "the image on $disk has no partition"
+echo ', +' | sfdisk -q --no-reread --no-tell-kernel -N "$number" "$disk" 2>"$work/sfdisk.log" ||
+    fail "growing partition $number of $disk: $(cat "$work/sfdisk.log")"
+blockdev --rereadpt "$disk" 2>/dev/null || partprobe "$disk" 2>/dev/null || true
+case ${disk##*/} in
+    *[0-9]) part=${disk}p$number ;;
+    *) part=$disk$number ;;
+esac
+i=0
+while [ ! -b "$part" ] && [ "$i" -lt 20 ]; do sleep 0.5; i=$((i + 1)); done
+[ -b "$part" ] || fail "the root partition $part did not appear"
+
+say "5/5 writing the seed to the root file system on $part"
+mount "$part" "$work/root" || fail "cannot mount the root partition $part"
+if ! { mkdir -p "$work/root/var/lib/cloud/seed/nocloud" "$work/root/etc/cloud/cloud.cfg.d" &&
+       cp "$work/seed/meta-data" "$work/seed/user-data" "$work/seed/network-config" \
+           "$work/root/var/lib/cloud/seed/nocloud/" &&
+       chmod 0600 "$work/root/var/lib/cloud/seed/nocloud/user-data" &&
+       printf '%%s\n' '# gpucloud.baremetal: the seed the deploy left here is the only data source' \
+           'datasource_list: [NoCloud, None]' > "$work/root/etc/cloud/cloud.cfg.d/%(datasource_cfg)s"; }; then
+    umount "$work/root"
+    fail "cannot write the seed to $part"
+fi
+sync
+umount "$work/root" || fail "cannot unmount $part"
+say "done: $image_name on $disk; the node boots it next"
+"""
+
+
+def _quote(value: str) -> str:
+    """One shell word; every value here is from the fleet model or rendered by us, never from a node."""
+    return "'%s'" % value.replace("'", "'\"'\"'")
+
+
+def script(node: dict[str, Any], boot: dict[str, Any], seed_url: str) -> str:
+    """The node's ``deploy.sh`` (POSIX sh: busybox ash in the ramdisk)."""
+    fmt = boot["image_format"]
+    disk = rootdisk.script(node["name"], node.get("root_device") or {})
+    # The root-disk script as a function: its body runs as it does in every installer.
+    body = disk.split("\n", 1)[1].replace("#!/bin/sh\n", "")
+    head = "\n".join([
+        "#!/bin/sh",
+        "# gpucloud.baremetal: deploy an image to %s (role pxe_server; run by the deploy ramdisk)" % node["name"],
+        "set -u",
+        "node=%s" % _quote(node["name"]),
+        "image_name=%s" % _quote(boot["image"].rsplit("/", 1)[-1]),
+        "image_url=%s" % _quote(boot["image"]),
+        "image_sha256=%s" % _quote(boot["image_sha256"]),
+        "format=%s" % _quote(fmt),
+        "seed_url=%s" % _quote(seed_url),
+        "root_disk() (",
+        body.rstrip("\n"),
+        ")",
+    ])
+    values = {"decompress": FORMATS[fmt], "format": fmt, "token": seeds.TOKEN_SLOT, "datasource_cfg": DATASOURCE_CFG}
+    return head + _BODY % values
+
+
+def _dump(data: Any) -> str:
+    return json.dumps(data, indent=2) + "\n"
+
+
+def seed(node: dict[str, Any], site: dict[str, Any], options: dict[str, Any]) -> dict[str, str]:
+    """The NoCloud seed the deployed OS boots with: ``meta-data``, ``user-data`` (cloud-config) and
+    ``network-config`` (network config version 2: the fleet's static address, gateway, nameservers)."""
+    mgmt, keys, user = site["management"], list(options.get("ssh_keys") or []), options["admin_user"]
+    fqdn = "%s.%s" % (node["name"], site["domain"])
+    user_data: dict[str, Any] = {
+        "hostname": node["name"],
+        "fqdn": fqdn,
+        "prefer_fqdn_over_hostname": False,
+        "manage_etc_hosts": True,
+        "users": [{
+            "name": user, "groups": ["sudo"], "shell": "/bin/bash", "lock_passwd": True,
+            "sudo": "ALL=(ALL) NOPASSWD:ALL", "ssh_authorized_keys": keys,
+        }],
+        "disable_root": True,
+        "ssh_pwauth": False,
+        "timezone": options.get("timezone", "UTC"),
+        # The root partition was grown by the deploy; its file system is grown here. No swap (kubeadm).
+        "growpart": {"mode": "auto", "devices": ["/"]},
+        "resize_rootfs": True,
+        "swap": {"size": 0},
+    }
+    phone_home = seeds._phone_home(options, node)  # pylint: disable=protected-access
+    if phone_home:
+        user_data["phone_home"] = {"url": phone_home, "tries": 10,
+                                   "post": ["pub_key_ecdsa", "pub_key_ed25519", "pub_key_rsa", "instance_id",
+                                            "hostname", "fqdn"]}
+    network = {"version": 2, "ethernets": {"pxe": {
+        "match": {"macaddress": node["mac"]},
+        "addresses": ["%s/%s" % (node["ip"], mgmt["subnet"].split("/")[1])],
+        "routes": [{"to": "default", "via": mgmt["gateway"]}],
+        "nameservers": {"addresses": list(mgmt.get("nameservers") or [mgmt["gateway"]]), "search": [site["domain"]]},
+    }}}
+    meta = {"instance-id": "%s-%s" % (node["name"], node["mac"].replace(":", "")), "local-hostname": node["name"]}
+    return {"meta-data": _dump(meta), "user-data": "#cloud-config\n" + _dump(user_data),
+            "network-config": _dump(network)}
+
+
+def render(node: dict[str, Any], site: dict[str, Any], boot: dict[str, Any], options: dict[str, Any],
+           seed_url: str) -> dict[str, str]:
+    """File name -> content under ``hosts/<name>/``: the seed and ``deploy.sh``."""
+    return dict(seed(node, site, options), **{SCRIPT: script(node, boot, seed_url)})

@@ -1,0 +1,364 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Image deploy (OS profile kind image): the fleet's checks, the rendered deploy.sh and seed, and deploy.sh
+run for real: under busybox's sh with nothing on its PATH but busybox's applets, util-linux's sfdisk and zstd
+(what the deploy ramdisk carries), against a disk here (a loop device), fetching a GPT cloud-image-shaped disk
+image (mke2fs-made root file system) and the seed from an HTTP server on loopback. The disk is found through a
+sysfs tree laid out as the kernel's (as in test_rootdisk), whose disk entry points at the loop device.
+"""
+from __future__ import annotations
+
+import copy
+import functools
+import gzip
+import hashlib
+import http.server
+import os
+import re
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._errors import ProblemsError
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet, pxe_nodes
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.errors import FleetError
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision import deploy, seeds, tree, validate
+from tests.support import inventory_yaml
+
+from .conftest import FLEET, KEY, require
+
+DIGEST = "ab" * 32
+MIB = 1 << 20
+SECTOR = 512
+TOKEN = "Zq3" * 13 + "x"  # 40 characters, as os_install makes one
+
+
+def _image_profile(**extra: Any) -> dict[str, Any]:
+    return dict({"family": "debian", "version": "12", "kind": "image",
+                 "image": "http://mirror.example/debian-12-genericcloud-amd64.raw.gz", "image_sha256": DIGEST,
+                 "kernel": "http://mirror.example/deploy/vmlinuz", "initrd": "http://mirror.example/deploy/initrd.gz"},
+                **extra)
+
+
+def _fleet(profile: dict[str, Any]) -> dict[str, Any]:
+    data = inventory_yaml.load(FLEET)
+    data["site"]["os_profiles"]["deb12img"] = profile
+    data["nodes"][3]["os"] = "deb12img"
+    return data
+
+
+def _problems(profile: dict[str, Any]) -> str:
+    with pytest.raises(FleetError) as err:
+        load_fleet(_fleet(profile))
+    return str(err.value)
+
+
+# --- the fleet --------------------------------------------------------------------------------------------
+
+def test_an_image_profile_takes_its_format_from_the_image_name() -> None:
+    model = load_fleet(_fleet(_image_profile()))
+    profile = model["site"]["os_profiles"]["deb12img"]
+    assert (profile["kind"], profile["image_format"], profile["image_sha256"]) == ("image", "raw.gz", DIGEST)
+    zst = load_fleet(_fleet(_image_profile(image="/srv/images/rocky-9.img.zst")))
+    assert zst["site"]["os_profiles"]["deb12img"]["image_format"] == "raw.zst"
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    ({"image_sha256": None}, "site.os_profiles.deb12img.image_sha256: required for kind image"),
+    ({"kernel": None}, "site.os_profiles.deb12img.kernel: required for kind image: the deploy ramdisk's kernel"),
+    ({"image": "http://mirror.example/debian-12-genericcloud-amd64.qcow2"},
+     "site.os_profiles.deb12img.image_format: required: the image's name 'debian-12-genericcloud-amd64.qcow2' "
+     "does not say its format; allowed: raw, raw.gz, raw.zst"),
+    ({"image_format": "qcow2"}, "site.os_profiles.deb12img.image_format: 'qcow2' is not one of raw, raw.gz, raw.zst"),
+    ({"kind": "golden"}, "site.os_profiles.deb12img.kind: 'golden' is not one of installer, image"),
+    ({"image_sha256": "abc"}, "site.os_profiles.deb12img.image_sha256"),
+])
+def test_a_bad_image_profile_is_refused_naming_the_field(change: dict[str, Any], expected: str) -> None:
+    profile = {k: v for k, v in dict(_image_profile(), **change).items() if v is not None}
+    assert expected in _problems(profile)
+
+
+def test_an_installer_profile_refuses_the_image_keys() -> None:
+    profile = {"family": "debian", "version": "12", "image_sha256": DIGEST}
+    assert ("site.os_profiles.deb12img.image_sha256: applies to kind image only" in _problems(profile))
+
+
+# --- the render -----------------------------------------------------------------------------------------
+
+@pytest.fixture
+def image_model() -> dict[str, Any]:
+    return load_fleet(_fleet(_image_profile()))
+
+
+def _render(model: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    return tree.render(copy.deepcopy(model["site"]), pxe_nodes(model), options)
+
+
+def test_an_image_node_boots_the_deploy_ramdisk_and_gets_a_seed_cloud_init_accepts(image_model, options) -> None:
+    require("cloud-init")
+    rendered = _render(image_model, options)
+    files = rendered["files"]
+    assert {p for p in files if p.startswith("hosts/gpu4")} == {
+        "hosts/gpu4.ipxe", "hosts/gpu4/deploy.sh", "hosts/gpu4/meta-data", "hosts/gpu4/user-data",
+        "hosts/gpu4/network-config"}
+    assert ("kernel --name linux http://mirror.example/deploy/vmlinuz initrd=initrd ip=dhcp "
+            "gpucloud.deploy=http://198.51.100.10:8080/hosts/gpu4/deploy.sh") in files["hosts/gpu4.ipxe"]
+    # The image is served by the boot server after its check, never straight from the mirror to the node.
+    assert {"url": "http://mirror.example/debian-12-genericcloud-amd64.raw.gz", "sha256": DIGEST,
+            "path": "os/deb12img/debian-12-genericcloud-amd64.raw.gz",
+            "key": "site.os_profiles.deb12img.image"} in rendered["copies"]
+    assert ("image_url='http://198.51.100.10:8080/os/deb12img/debian-12-genericcloud-amd64.raw.gz'"
+            in files["hosts/gpu4/deploy.sh"])
+    assert rendered["seeds"]["hosts/gpu4/user-data"] == ("image", "12")
+    assert validate.seeds(files, rendered["seeds"]) == []
+    user_data = yaml.safe_load(files["hosts/gpu4/user-data"])
+    assert user_data["phone_home"]["url"] == ("http://198.51.100.10:8080/phone-home/gpu4?token=%s"
+                                              % seeds.TOKEN_SLOT)
+    assert user_data["users"][0]["ssh_authorized_keys"] == [KEY]
+    assert user_data["swap"] == {"size": 0}
+    network = yaml.safe_load(files["hosts/gpu4/network-config"])
+    assert network["ethernets"]["pxe"]["addresses"] == ["198.51.100.24/24"]
+    assert network["ethernets"]["pxe"]["match"] == {"macaddress": "52:54:00:c6:33:63"}
+
+
+def test_cloud_init_s_schema_refuses_a_broken_image_seed(image_model, options) -> None:
+    require("cloud-init")
+    rendered = _render(image_model, options)
+    files = dict(rendered["files"])
+    files["hosts/gpu4/user-data"] = files["hosts/gpu4/user-data"].replace('"mode": "auto"', '"mode": "sometimes"')
+    problems = validate.seeds(files, rendered["seeds"])
+    assert len(problems) == 1 and problems[0].startswith("hosts/gpu4/user-data: growpart.mode")
+
+
+def test_a_controller_image_is_checked_against_its_digest_before_anything_is_copied(tmp_path, options) -> None:
+    image = tmp_path / "debian-12.raw"
+    image.write_bytes(b"not the image the fleet names")
+    model = load_fleet(_fleet(_image_profile(image=str(image))))
+    with pytest.raises(ProblemsError) as err:
+        _render(model, options)
+    assert ("site.os_profiles.deb12img.image_sha256: %s on the controller has SHA-256 %s, not %s"
+            % (image, hashlib.sha256(image.read_bytes()).hexdigest(), DIGEST)) in str(err.value)
+
+
+def test_deploy_sh_is_clean_under_shellcheck(image_model, options, tmp_path) -> None:
+    shellcheck = require("shellcheck")
+    path = tmp_path / "deploy.sh"
+    path.write_text(_render(image_model, options)["files"]["hosts/gpu4/deploy.sh"])
+    proc = subprocess.run([shellcheck, "-s", "sh", str(path)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout
+
+
+# --- deploy.sh, run ---------------------------------------------------------------------------------------
+
+ROOT_START, ROOT_SECTORS = 18432, 45056  # the root partition (1) ends last, after the EFI one (15): Debian's layout
+ESP_START, ESP_SECTORS = 2048, 16384
+DISK_MIB = 256
+
+
+def _source_image(tmp_path: Path) -> Path:
+    """A disk image shaped as Debian's genericcloud: GPT, partition 15 (EFI) first, partition 1 (root, ext4,
+    holding /etc/os-release) after it."""
+    require("sfdisk")
+    mke2fs = require("mke2fs")
+    image = tmp_path / "image.raw"
+    with image.open("wb") as fh:
+        fh.truncate(32 * MIB)
+    table = ("label: gpt\nunit: sectors\n"
+             "image.raw1 : start=%d, size=%d, type=0FC63DAF-8483-4772-8E79-3D69D8477DE4\n"
+             "image.raw15 : start=%d, size=%d, type=C12A7328-F81F-11D2-BA4B-00A0C93EC93B\n"
+             % (ROOT_START, ROOT_SECTORS, ESP_START, ESP_SECTORS))
+    subprocess.run(["sfdisk", "-q", str(image)], input=table, text=True, check=True, capture_output=True)
+    content = tmp_path / "rootfs"
+    (content / "etc").mkdir(parents=True)
+    (content / "etc" / "os-release").write_text('PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n')
+    subprocess.run([mke2fs, "-q", "-F", "-t", "ext4", "-d", str(content), "-E", "offset=%d" % (ROOT_START * SECTOR),
+                    str(image), "%dk" % (ROOT_SECTORS * SECTOR // 1024)], check=True, capture_output=True)
+    return image
+
+
+def _losetup(*args: str) -> str:
+    for _ in range(5):  # another test may take the free device first
+        run = subprocess.run(["losetup", "--find", "--show", *args], capture_output=True, text=True, check=False)
+        if run.returncode == 0:
+            return run.stdout.strip()
+    pytest.fail("losetup: %s" % run.stderr)
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def node_disk(tmp_path: Path) -> Iterator[dict[str, Any]]:
+    """A 256 MiB disk (loop device) seen as nvme0n1 (serial S5GXNG0R1) through a kernel-shaped sysfs, the
+    partition devices the kernel would make for it, and a loopback HTTP server for the image and the seed."""
+    if os.geteuid() != 0:
+        pytest.skip("deploy.sh writes a disk: the test needs root (losetup, mount)")
+    require("losetup")
+    backing = tmp_path / "disk"
+    with backing.open("wb") as fh:
+        fh.write(b"\xa5" * MIB)  # what was on the disk before: a failed deploy must leave it
+        fh.truncate(DISK_MIB * MIB)
+    loops = [_losetup(str(backing))]
+    try:
+        # This kernel makes no partition devices for loop devices: one loop device per partition, at its offset.
+        for start in (ROOT_START, ESP_START):
+            loops.append(_losetup("--offset", str(start * SECTOR), str(backing)))
+        sysfs = tmp_path / "sys" / "block" / "nvme0n1"
+        (sysfs / "device").mkdir(parents=True)
+        (sysfs / "size").write_text("%d\n" % (447 * 2097152))  # a 447 GiB boot SSD, as test_rootdisk's
+        (sysfs / "removable").write_text("0\n")
+        (sysfs / "ro").write_text("0\n")
+        (sysfs / "device" / "serial").write_text("S5GXNG0R1\n")
+        devdir = tmp_path / "dev"
+        devdir.mkdir()
+        for name, loop in (("nvme0n1", loops[0]), ("nvme0n1p1", loops[1]), ("nvme0n1p15", loops[2])):
+            (devdir / name).symlink_to(loop)
+        served = tmp_path / "www"
+        (served / "hosts" / "gpu4").mkdir(parents=True)
+        handler = functools.partial(_Quiet, directory=str(served))
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        yield {"tmp": tmp_path, "backing": backing, "loops": loops, "served": served,
+               "base": "http://127.0.0.1:%d" % server.server_port, "sysfs": tmp_path / "sys", "devdir": devdir}
+        server.shutdown()
+    finally:
+        for loop in loops:
+            subprocess.run(["losetup", "-d", loop], check=False)
+
+
+def _ramdisk_path(tmp_path: Path) -> str:
+    """A PATH with busybox's applets, sfdisk and zstd only: what the deploy ramdisk has."""
+    busybox = require("busybox")
+    tools = tmp_path / "ramdisk-bin"
+    tools.mkdir()
+    applets = subprocess.run([busybox, "--list"], capture_output=True, text=True, check=True).stdout.split()
+    for applet in applets:
+        (tools / applet).symlink_to(busybox)
+    for tool in ("sfdisk", "zstd"):
+        (tools / tool).symlink_to(require(tool))
+    return str(tools)
+
+
+def _deploy(node_disk: dict[str, Any], model: dict[str, Any], options: dict[str, Any], image: Path, fmt: str,
+            digest: str | None = None, token: bool = True) -> subprocess.CompletedProcess[str]:
+    served, base = node_disk["served"], node_disk["base"]
+    name = "image." + fmt
+    # Where the boot server serves its checked copy (pxe_server fetches the profile's URL to os/<profile>/).
+    (served / "os" / "deb12img").mkdir(parents=True, exist_ok=True)
+    shutil.copy(image, served / "os" / "deb12img" / name)
+    site = copy.deepcopy(model["site"])
+    site["os_profiles"]["deb12img"].update(image="http://mirror.example/%s" % name, image_format=fmt,
+                                           image_sha256=digest or hashlib.sha256(image.read_bytes()).hexdigest())
+    nodes = [dict(n, root_device={"serial": "S5GXNG0R1"}) if n["name"] == "gpu4" else n for n in pxe_nodes(model)]
+    opts = dict(options, http_base=base)
+    files = tree.render(site, nodes, opts)["files"]
+    for fname in deploy.SEED_FILES:
+        text = files["hosts/gpu4/" + fname]
+        (served / "hosts" / "gpu4" / fname).write_text(text.replace(seeds.TOKEN_SLOT, TOKEN) if token else text)
+    script = node_disk["tmp"] / "deploy.sh"
+    script.write_text(files["hosts/gpu4/deploy.sh"])
+    env = {"PATH": _ramdisk_path(node_disk["tmp"]), "GPUCLOUD_SYSFS": str(node_disk["sysfs"]),
+           "GPUCLOUD_DEVDIR": str(node_disk["devdir"]), "GPUCLOUD_WORK": str(node_disk["tmp"])}
+    return subprocess.run([require("busybox"), "sh", str(script)], env=env, capture_output=True, text=True,
+                          check=False, timeout=120)
+
+
+def _disk_untouched(node_disk: dict[str, Any]) -> bool:
+    with node_disk["backing"].open("rb") as fh:
+        return fh.read(MIB) == b"\xa5" * MIB
+
+
+def _table(path: Path) -> dict[int, tuple[int, int]]:
+    out = subprocess.run(["sfdisk", "-d", str(path)], capture_output=True, text=True, check=True).stdout
+    parts = {}
+    for line in out.splitlines():
+        if " : start=" in line:
+            dev, rest = line.split(" : ", 1)
+            fields = dict(f.strip().split("=", 1) for f in rest.split(",") if "=" in f)
+            number = re.search(r"([0-9]+)$", dev)
+            assert number, line
+            parts[int(number.group(1))] = (int(fields["start"]), int(fields["size"]))
+    return parts
+
+
+@pytest.mark.parametrize("fmt", ["raw", "raw.gz", "raw.zst"])
+def test_deploy_writes_the_image_grows_the_root_partition_and_leaves_the_seed(node_disk, image_model, options,
+                                                                              tmp_path, fmt) -> None:
+    raw = _source_image(tmp_path)
+    image = raw
+    if fmt == "raw.gz":
+        image = tmp_path / "image.gz"
+        image.write_bytes(gzip.compress(raw.read_bytes()))
+    elif fmt == "raw.zst":
+        image = tmp_path / "image.zst"
+        subprocess.run([require("zstd"), "-q", "-o", str(image), str(raw)], check=True)
+    run = _deploy(node_disk, image_model, options, image, fmt)
+    assert run.returncode == 0, run.stderr
+    assert "gpucloud: deploy of gpu4: 5/5 writing the seed" in run.stderr
+    # The image's table, its root partition (1, the last on the disk) grown to the disk's end; the backup GPT
+    # moved to the end (sfdisk would warn otherwise).
+    table = _table(node_disk["backing"])
+    assert table[15] == (ESP_START, ESP_SECTORS)
+    assert table[1][0] == ROOT_START
+    # Up to the last usable sector: the disk's end less the backup GPT (32 sectors of entries and its header).
+    assert table[1][0] + table[1][1] == DISK_MIB * MIB // SECTOR - 33
+    verify = subprocess.run(["sfdisk", "--verify", str(node_disk["backing"])], capture_output=True, text=True,
+                            check=False)
+    assert verify.returncode == 0 and "The backup GPT table is not on the end" not in verify.stdout + verify.stderr
+    # The root file system: the image's files, and the seed the node boots with, read by NoCloud alone.
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    subprocess.run(["mount", "-o", "ro", node_disk["loops"][1], str(mnt)], check=True)
+    try:
+        assert "bookworm" in (mnt / "etc" / "os-release").read_text()
+        seed = mnt / "var" / "lib" / "cloud" / "seed" / "nocloud"
+        user_data = (seed / "user-data").read_text()
+        assert "token=%s" % TOKEN in user_data and seeds.TOKEN_SLOT not in user_data
+        assert (seed / "user-data").stat().st_mode & 0o077 == 0  # the token is root's alone
+        assert yaml.safe_load((seed / "meta-data").read_text())["local-hostname"] == "gpu4"
+        assert yaml.safe_load((seed / "network-config").read_text())["version"] == 2
+        cfg = yaml.safe_load((mnt / "etc" / "cloud" / "cloud.cfg.d" / deploy.DATASOURCE_CFG).read_text())
+        assert cfg == {"datasource_list": ["NoCloud", "None"]}
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+
+
+def test_an_image_that_fails_its_checksum_writes_nothing(node_disk, image_model, options, tmp_path) -> None:
+    image = _source_image(tmp_path)
+    run = _deploy(node_disk, image_model, options, image, "raw", digest=DIGEST)
+    assert run.returncode == 1
+    got = hashlib.sha256(image.read_bytes()).hexdigest()
+    assert "the image fetched has SHA-256 %s, not %s (the fleet's)" % (got, DIGEST) in run.stderr
+    assert "4/5" not in run.stderr and _disk_untouched(node_disk)
+
+
+def test_a_seed_served_without_the_install_token_writes_nothing(node_disk, image_model, options, tmp_path) -> None:
+    run = _deploy(node_disk, image_model, options, _source_image(tmp_path), "raw", token=False)
+    assert run.returncode == 1
+    assert "served the seed without this install's phone-home token" in run.stderr
+    assert _disk_untouched(node_disk)
+
+
+def test_no_disk_matching_the_hints_writes_nothing(node_disk, image_model, options, tmp_path) -> None:
+    (node_disk["sysfs"] / "block" / "nvme0n1" / "device" / "serial").write_text("OTHER\n")
+    run = _deploy(node_disk, image_model, options, _source_image(tmp_path), "raw")
+    assert run.returncode == 1
+    assert "no root disk (gpucloud: root disk of gpu4: no disk matches hints serial=S5GXNG0R1" in run.stderr
+    assert "nvme0n1 (serial OTHER" in run.stderr
+    assert _disk_untouched(node_disk)
+
+
+def test_an_image_that_does_not_unpack_fails_naming_it(node_disk, image_model, options, tmp_path) -> None:
+    broken = tmp_path / "broken.gz"
+    broken.write_bytes(gzip.compress(_source_image(tmp_path).read_bytes())[:4096])  # its digest is the fleet's
+    run = _deploy(node_disk, image_model, options, broken, "raw.gz")
+    assert run.returncode == 1
+    assert "the raw.gz image does not unpack (gzip -dc)" in run.stderr
+    assert "5/5" not in run.stderr
