@@ -25,8 +25,9 @@ description:
     that digest before the module returns (a mismatch fails naming the profile key, the file and both digests);
     one given by URL with a digest is returned in RV(copies) with its C(url), for the boot server to fetch and
     check, and the iPXE script names the boot server's copy.
-  - A node of an OS profile of C(kind=image) boots the profile's deploy ramdisk (C(kernel), C(initrd)) with
-    C(gpucloud.deploy=) the URL of its C(deploy.sh), rendered with its cloud-init NoCloud seed
+  - A node of an OS profile of C(kind=image) boots the deploy ramdisk (the profile's C(kernel) and C(initrd), or
+    the one the boot server builds, under C(deploy/)) with C(gpucloud.deploy=) the URL of its C(deploy.sh) and
+    C(gpucloud.mac=) its MAC, rendered with its cloud-init NoCloud seed
     (C(meta-data), C(user-data), C(network-config)); the image is always served by the boot server, after the
     check against C(image_sha256).
 author:
@@ -177,6 +178,12 @@ copies:
   returned: always
   type: list
   elements: dict
+deploy_ramdisk:
+  description:
+    - Whether a node served deploys an image (OS profile C(kind=image)) with the deploy ramdisk that the boot
+      server builds (a profile without a C(kernel) and C(initrd) of its own); the role builds it then.
+  returned: always
+  type: bool
 manifest:
   description: Every C(hosts/) file, relative to C(hosts/), -> the SHA-256 of its content.
   returned: always
@@ -268,7 +275,8 @@ def run(module: AnsibleModule) -> dict:
             changed = bootfiles.archive(hosts, archive) or changed
         paths[ARCHIVE] = ""
     return {"changed": changed, "nodes": rendered["nodes"], "files": sorted(paths), "copies": rendered["copies"],
-            "seeds": len(rendered["seeds"]), "manifest": bootfiles.manifest(hosts)}
+            "seeds": len(rendered["seeds"]), "manifest": bootfiles.manifest(hosts),
+            "deploy_ramdisk": rendered["deploy_ramdisk"]}
 
 
 def main() -> None:

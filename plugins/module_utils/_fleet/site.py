@@ -164,7 +164,8 @@ def os_profiles(c: Checker, raw: Any) -> dict:
 
 def _image_profile(c: Checker, p: dict, path: str, entry: dict[str, Any]) -> None:
     """``kind`` (installer or image) and what an image profile needs: the image, its digest, a format the
-    deploy ramdisk writes (given, or said by the image's name), and the deploy ramdisk's kernel and initrd."""
+    deploy ramdisk writes (given, or said by the image's name); a deploy ramdisk of its own (kernel and initrd)
+    or none (the boot server builds one)."""
     kind = c.choice(p["kind"], path + ".kind", OS_PROFILE_KINDS) if "kind" in p else "installer"
     if kind is None:
         return
@@ -178,11 +179,12 @@ def _image_profile(c: Checker, p: dict, path: str, entry: dict[str, Any]) -> Non
         return
     entry["kind"] = "image"
     for key, what in (("image", "the image to write (a URL, or an absolute path on the controller)"),
-                      ("image_sha256", "the image's SHA-256 (64 hex digits)"),
-                      ("kernel", "the deploy ramdisk's kernel (a URL, or an absolute path on the controller)"),
-                      ("initrd", "the deploy ramdisk's initrd (a URL, or an absolute path on the controller)")):
+                      ("image_sha256", "the image's SHA-256 (64 hex digits)")):
         if key not in p:
             c.add("%s.%s" % (path, key), "required for kind image: %s" % what)
+    if ("kernel" in p) != ("initrd" in p):
+        c.add("%s.%s" % (path, "initrd" if "kernel" in p else "kernel"),
+              "a deploy ramdisk of your own needs both kernel and initrd; without both, the boot server builds one")
     if "image" in p and "image_format" not in p and isinstance(entry.get("image"), str):
         name = entry["image"].split("?", 1)[0].lower()
         fmt = next((f for suffix, f in OS_IMAGE_SUFFIXES if name.endswith(suffix)), None)

@@ -68,7 +68,8 @@ say "3/5 fetching the node's seed from $seed_url"
 for f in meta-data user-data network-config; do
     wget -q -O "$work/seed/$f" "$seed_url$f" || fail "cannot fetch $seed_url$f"
 done
-if grep -q %(token)s "$work/seed/user-data"; then
+# The placeholder in two pieces: the boot server replaces it wherever it is whole, in this script too.
+if grep -q "%(token_head)s""%(token_tail)s" "$work/seed/user-data"; then
     fail "the boot server served the seed without this install's phone-home token (is the node marked installing?)"
 fi
 
@@ -141,7 +142,8 @@ def script(node: dict[str, Any], boot: dict[str, Any], seed_url: str) -> str:
         body.rstrip("\n"),
         ")",
     ])
-    values = {"decompress": FORMATS[fmt], "format": fmt, "token": seeds.TOKEN_SLOT, "datasource_cfg": DATASOURCE_CFG}
+    values = {"decompress": FORMATS[fmt], "format": fmt, "token_head": seeds.TOKEN_SLOT[:12],
+              "token_tail": seeds.TOKEN_SLOT[12:], "datasource_cfg": DATASOURCE_CFG}
     return head + _BODY % values
 
 

@@ -17,7 +17,7 @@ def kernel_args(node: dict[str, Any], family: str, boot: dict[str, Any], site: d
                 console: str) -> str:
     seeds = seed_base(http_base, node["name"])
     if boot.get("image_sha256"):  # kind image: the deploy ramdisk fetches and runs the node's deploy.sh
-        args = ["ip=dhcp", "gpucloud.deploy=%sdeploy.sh" % seeds]
+        args = ["gpucloud.deploy=%sdeploy.sh" % seeds, "gpucloud.mac=%s" % node["mac"]]
     elif family == "debian":
         args = [
             "auto=true",

@@ -45,6 +45,10 @@ DEFAULTS: dict[str, dict[str, str]] = {
 }
 
 
+# Where role pxe_server serves the deploy ramdisk it builds (under its HTTP root).
+DEPLOY_RAMDISK_PATH = "deploy"
+
+
 def is_url(value: str) -> bool:
     return value.startswith(("http://", "https://"))
 
@@ -62,16 +66,18 @@ def boot_artifacts(profile: dict[str, Any], http_base: str) -> dict[str, Any]:
             ["site.os_profiles.%s.family: %r is not supported; allowed: %s" % (name, family, ", ".join(FAMILIES))]
         )
     image_kind = profile.get("kind") == "image"
-    # An image profile's kernel and initrd are the deploy ramdisk's (no default yet), and its image is always
-    # served by the boot server after the check against image_sha256.
-    defaults = {} if image_kind else DEFAULTS[family]
-    out: dict[str, Any] = {"copies": []}
+    # An image profile's kernel and initrd are the deploy ramdisk's (by default the one role pxe_server builds),
+    # and its image is always served by the boot server after the check against image_sha256.
+    defaults = DEFAULTS[family]
+    if image_kind:
+        defaults = {"kernel": "%s/%s/vmlinuz" % (http_base, DEPLOY_RAMDISK_PATH),
+                    "initrd": "%s/%s/initrd.gz" % (http_base, DEPLOY_RAMDISK_PATH)}
+    out: dict[str, Any] = {"copies": [], "deploy_ramdisk": image_kind and not profile.get("kernel")}
     problems = []
     for key in ("kernel", "initrd", "image"):
         value = profile.get(key) or defaults.get(key, "")
         if not value:
-            what = ("the deploy ramdisk's %s (kind image)" % key if image_kind and key != "image"
-                    else "the image to deploy (kind image)" if image_kind else "family %s (no default)" % family)
+            what = "the image to deploy (kind image)" if image_kind else "family %s (no default)" % family
             problems.append("site.os_profiles.%s.%s: required for %s; a URL or an absolute path on the controller"
                             % (name, key, what))
             continue

@@ -40,7 +40,8 @@ def http_base(site: dict[str, Any]) -> str:
 
 def render(site: dict[str, Any], nodes: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
     """``{"dnsmasq": text, "files": {path: text}, "copies": [...], "seeds": {path: (family, version)},
-    "nodes": [names]}``. Raises ProblemsError listing every bad input, each with its path."""
+    "nodes": [names], "deploy_ramdisk": bool}`` (deploy_ramdisk: a node served deploys an image with the deploy
+    ramdisk the boot server builds). Raises ProblemsError listing every bad input, each with its path."""
     opts = dict(DEFAULTS, **{k: v for k, v in options.items() if v is not None})
     opts.setdefault("http_base", http_base(site))
     if not opts["dns_servers"]:  # installers stop and ask for a DNS server when DHCP gives none
@@ -98,7 +99,9 @@ def render(site: dict[str, Any], nodes: list[dict[str, Any]], options: dict[str,
     profiles.verify_copies(list(copies.values()))  # the controller's files against the fleet's digests
     keys = ("mode", "interfaces", "listen_address", "tftp_root", "lease_time", "dns_servers", "log_dhcp", "extra")
     config = dnsmasq.render(site, kept, dict({k: opts[k] for k in keys}, http_base=base))
+    deploy_ramdisk = any(boots[n["os"]]["deploy_ramdisk"] for n in kept)
     return {"dnsmasq": config, "files": files, "copies": sorted(copies.values(), key=lambda c: c["path"]),
+            "deploy_ramdisk": deploy_ramdisk,
             "seeds": seed_families, "seed_values": seed_values, "nodes": [n["name"] for n in kept]}
 
 

@@ -13,7 +13,6 @@ import gzip
 import hashlib
 import http.server
 import os
-import re
 import shutil
 import subprocess
 import threading
@@ -28,13 +27,12 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._errors import 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet, pxe_nodes
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.errors import FleetError
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision import deploy, seeds, tree, validate
-from tests.support import inventory_yaml
+from tests.support import disk_images, inventory_yaml
+from tests.support.disk_images import ESP_SECTORS, ESP_START, MIB, ROOT_START, SECTOR
 
 from .conftest import FLEET, KEY, require
 
 DIGEST = "ab" * 32
-MIB = 1 << 20
-SECTOR = 512
 TOKEN = "Zq3" * 13 + "x"  # 40 characters, as os_install makes one
 
 
@@ -70,7 +68,7 @@ def test_an_image_profile_takes_its_format_from_the_image_name() -> None:
 
 @pytest.mark.parametrize(("change", "expected"), [
     ({"image_sha256": None}, "site.os_profiles.deb12img.image_sha256: required for kind image"),
-    ({"kernel": None}, "site.os_profiles.deb12img.kernel: required for kind image: the deploy ramdisk's kernel"),
+    ({"kernel": None}, "site.os_profiles.deb12img.kernel: a deploy ramdisk of your own needs both kernel and initrd"),
     ({"image": "http://mirror.example/debian-12-genericcloud-amd64.qcow2"},
      "site.os_profiles.deb12img.image_format: required: the image's name 'debian-12-genericcloud-amd64.qcow2' "
      "does not say its format; allowed: raw, raw.gz, raw.zst"),
@@ -106,8 +104,10 @@ def test_an_image_node_boots_the_deploy_ramdisk_and_gets_a_seed_cloud_init_accep
     assert {p for p in files if p.startswith("hosts/gpu4")} == {
         "hosts/gpu4.ipxe", "hosts/gpu4/deploy.sh", "hosts/gpu4/meta-data", "hosts/gpu4/user-data",
         "hosts/gpu4/network-config"}
-    assert ("kernel --name linux http://mirror.example/deploy/vmlinuz initrd=initrd ip=dhcp "
-            "gpucloud.deploy=http://198.51.100.10:8080/hosts/gpu4/deploy.sh") in files["hosts/gpu4.ipxe"]
+    assert ("kernel --name linux http://mirror.example/deploy/vmlinuz initrd=initrd "
+            "gpucloud.deploy=http://198.51.100.10:8080/hosts/gpu4/deploy.sh gpucloud.mac=52:54:00:c6:33:63"
+            ) in files["hosts/gpu4.ipxe"]
+    assert rendered["deploy_ramdisk"] is False  # the profile brings its own
     # The image is served by the boot server after its check, never straight from the mirror to the node.
     assert {"url": "http://mirror.example/debian-12-genericcloud-amd64.raw.gz", "sha256": DIGEST,
             "path": "os/deb12img/debian-12-genericcloud-amd64.raw.gz",
@@ -124,6 +124,19 @@ def test_an_image_node_boots_the_deploy_ramdisk_and_gets_a_seed_cloud_init_accep
     network = yaml.safe_load(files["hosts/gpu4/network-config"])
     assert network["ethernets"]["pxe"]["addresses"] == ["198.51.100.24/24"]
     assert network["ethernets"]["pxe"]["match"] == {"macaddress": "52:54:00:c6:33:63"}
+
+
+def test_a_profile_without_a_ramdisk_of_its_own_boots_the_one_the_boot_server_builds(options) -> None:
+    profile = {k: v for k, v in _image_profile().items() if k not in ("kernel", "initrd")}
+    model = load_fleet(_fleet(profile))
+    rendered = _render(model, options)
+    assert rendered["deploy_ramdisk"] is True
+    script = rendered["files"]["hosts/gpu4.ipxe"]
+    assert "kernel --name linux http://198.51.100.10:8080/deploy/vmlinuz initrd=initrd gpucloud.deploy=" in script
+    assert "initrd --name initrd http://198.51.100.10:8080/deploy/initrd.gz" in script
+    # Nodes of installer profiles alone: nothing to build.
+    data = inventory_yaml.load(FLEET)
+    assert _render(load_fleet(data), options)["deploy_ramdisk"] is False
 
 
 def test_cloud_init_s_schema_refuses_a_broken_image_seed(image_model, options) -> None:
@@ -155,30 +168,12 @@ def test_deploy_sh_is_clean_under_shellcheck(image_model, options, tmp_path) -> 
 
 # --- deploy.sh, run ---------------------------------------------------------------------------------------
 
-ROOT_START, ROOT_SECTORS = 18432, 45056  # the root partition (1) ends last, after the EFI one (15): Debian's layout
-ESP_START, ESP_SECTORS = 2048, 16384
 DISK_MIB = 256
 
 
 def _source_image(tmp_path: Path) -> Path:
-    """A disk image shaped as Debian's genericcloud: GPT, partition 15 (EFI) first, partition 1 (root, ext4,
-    holding /etc/os-release) after it."""
     require("sfdisk")
-    mke2fs = require("mke2fs")
-    image = tmp_path / "image.raw"
-    with image.open("wb") as fh:
-        fh.truncate(32 * MIB)
-    table = ("label: gpt\nunit: sectors\n"
-             "image.raw1 : start=%d, size=%d, type=0FC63DAF-8483-4772-8E79-3D69D8477DE4\n"
-             "image.raw15 : start=%d, size=%d, type=C12A7328-F81F-11D2-BA4B-00A0C93EC93B\n"
-             % (ROOT_START, ROOT_SECTORS, ESP_START, ESP_SECTORS))
-    subprocess.run(["sfdisk", "-q", str(image)], input=table, text=True, check=True, capture_output=True)
-    content = tmp_path / "rootfs"
-    (content / "etc").mkdir(parents=True)
-    (content / "etc" / "os-release").write_text('PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n')
-    subprocess.run([mke2fs, "-q", "-F", "-t", "ext4", "-d", str(content), "-E", "offset=%d" % (ROOT_START * SECTOR),
-                    str(image), "%dk" % (ROOT_SECTORS * SECTOR // 1024)], check=True, capture_output=True)
-    return image
+    return disk_images.cloud_image(tmp_path, mke2fs=require("mke2fs"))
 
 
 def _losetup(*args: str) -> str:
@@ -263,7 +258,8 @@ def _deploy(node_disk: dict[str, Any], model: dict[str, Any], options: dict[str,
         text = files["hosts/gpu4/" + fname]
         (served / "hosts" / "gpu4" / fname).write_text(text.replace(seeds.TOKEN_SLOT, TOKEN) if token else text)
     script = node_disk["tmp"] / "deploy.sh"
-    script.write_text(files["hosts/gpu4/deploy.sh"])
+    # Served as nginx serves everything under hosts/NAME/: the placeholder replaced wherever it is whole.
+    script.write_text(files["hosts/gpu4/deploy.sh"].replace(seeds.TOKEN_SLOT, TOKEN if token else seeds.TOKEN_SLOT))
     env = {"PATH": _ramdisk_path(node_disk["tmp"]), "GPUCLOUD_SYSFS": str(node_disk["sysfs"]),
            "GPUCLOUD_DEVDIR": str(node_disk["devdir"]), "GPUCLOUD_WORK": str(node_disk["tmp"])}
     return subprocess.run([require("busybox"), "sh", str(script)], env=env, capture_output=True, text=True,
@@ -273,19 +269,6 @@ def _deploy(node_disk: dict[str, Any], model: dict[str, Any], options: dict[str,
 def _disk_untouched(node_disk: dict[str, Any]) -> bool:
     with node_disk["backing"].open("rb") as fh:
         return fh.read(MIB) == b"\xa5" * MIB
-
-
-def _table(path: Path) -> dict[int, tuple[int, int]]:
-    out = subprocess.run(["sfdisk", "-d", str(path)], capture_output=True, text=True, check=True).stdout
-    parts = {}
-    for line in out.splitlines():
-        if " : start=" in line:
-            dev, rest = line.split(" : ", 1)
-            fields = dict(f.strip().split("=", 1) for f in rest.split(",") if "=" in f)
-            number = re.search(r"([0-9]+)$", dev)
-            assert number, line
-            parts[int(number.group(1))] = (int(fields["start"]), int(fields["size"]))
-    return parts
 
 
 @pytest.mark.parametrize("fmt", ["raw", "raw.gz", "raw.zst"])
@@ -304,7 +287,7 @@ def test_deploy_writes_the_image_grows_the_root_partition_and_leaves_the_seed(no
     assert "gpucloud: deploy of gpu4: 5/5 writing the seed" in run.stderr
     # The image's table, its root partition (1, the last on the disk) grown to the disk's end; the backup GPT
     # moved to the end (sfdisk would warn otherwise).
-    table = _table(node_disk["backing"])
+    table = disk_images.partitions(node_disk["backing"])
     assert table[15] == (ESP_START, ESP_SECTORS)
     assert table[1][0] == ROOT_START
     # Up to the last usable sector: the disk's end less the backup GPT (32 sectors of entries and its header).
