@@ -178,10 +178,13 @@ def seed(node: dict[str, Any], site: dict[str, Any], options: dict[str, Any]) ->
         user_data["phone_home"] = {"url": phone_home, "tries": 10,
                                    "post": ["pub_key_ecdsa", "pub_key_ed25519", "pub_key_rsa", "instance_id",
                                             "hostname", "fqdn"]}
+    # The NIC is found by its MAC and named as in the autoinstall seed (cloud-init renames it: a match without
+    # set-name configures no device with the ifupdown and sysconfig renderers). The default route as
+    # 0.0.0.0/0: cloud-init 22.4 (Debian 12) refuses "default" ("Address default is not a valid ip network").
     network = {"version": 2, "ethernets": {"pxe": {
-        "match": {"macaddress": node["mac"]},
+        "match": {"macaddress": node["mac"]}, "set-name": "pxe0",
         "addresses": ["%s/%s" % (node["ip"], mgmt["subnet"].split("/")[1])],
-        "routes": [{"to": "default", "via": mgmt["gateway"]}],
+        "routes": [{"to": "0.0.0.0/0", "via": mgmt["gateway"]}],
         "nameservers": {"addresses": list(mgmt.get("nameservers") or [mgmt["gateway"]]), "search": [site["domain"]]},
     }}}
     meta = {"instance-id": "%s-%s" % (node["name"], node["mac"].replace(":", "")), "local-hostname": node["name"]}

@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # gpucloud.baremetal (role pxe_server): build the deploy ramdisk from the distribution's packages, on the boot server.
 #

@@ -177,7 +177,7 @@ def _source_image(tmp_path: Path) -> Path:
 
 
 def _losetup(*args: str) -> str:
-    for _ in range(5):  # another test may take the free device first
+    for _attempt in range(5):  # another test may take the free device first
         run = subprocess.run(["losetup", "--find", "--show", *args], capture_output=True, text=True, check=False)
         if run.returncode == 0:
             return run.stdout.strip()
@@ -345,3 +345,15 @@ def test_an_image_that_does_not_unpack_fails_naming_it(node_disk, image_model, o
     assert run.returncode == 1
     assert "the raw.gz image does not unpack (gzip -dc)" in run.stderr
     assert "5/5" not in run.stderr
+
+
+RAMDISK_FILES = Path(__file__).resolve().parents[5] / "roles" / "pxe_server" / "files" / "deploy-ramdisk"
+CLOUD_IMAGE_BUILDER = Path(__file__).resolve().parents[5] / "lab" / "lib" / "build-cloud-image.sh"
+
+
+@pytest.mark.parametrize(("script", "shell"), [(RAMDISK_FILES / "build.sh", "bash"), (RAMDISK_FILES / "init", "sh"),
+                                               (RAMDISK_FILES / "udhcpc.script", "sh"), (CLOUD_IMAGE_BUILDER, "bash")])
+def test_the_ramdisk_and_image_build_scripts_are_clean_under_shellcheck(script: Path, shell: str) -> None:
+    shellcheck = require("shellcheck")
+    proc = subprocess.run([shellcheck, "-s", shell, str(script)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout

@@ -1,0 +1,331 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Image deploy on a machine, end to end except the lab's PXE and Redfish front (tested in test_provision):
+
+- the deploy ramdisk, built by role pxe_server's own script (files/deploy-ramdisk/build.sh) from Debian's
+  packages with the role's module list, booted for real: Debian's kernel on a QEMU machine (TCG) with a virtio
+  disk of serial S5GXNG0R1 and a virtio NIC of gpu4's MAC;
+- the lab's cloud image (lab/lib/build-cloud-image.sh: Debian 12 from Debian's packages, standalone GRUB on its
+  EFI system partition), written by that ramdisk, then booted from the disk by UEFI firmware (OVMF): cloud-init
+  reads the seed the deploy left, sets the fleet's static address, posts the host keys with the token, and the
+  test logs in over SSH with StrictHostKeyChecking=yes against exactly the posted keys.
+
+The machine's network is QEMU's user network with ``restrict=on`` (no way out), laid out as the lab fleet's
+provisioning network (198.51.100.0/24, gateway .254), with one forward: 198.51.100.10:8080 (the fleet's boot
+server) -> an HTTP server on this machine's loopback serving what the boot server would (the image's checked copy
+under os/<profile>/, the node's deploy.sh and seed with the token in place) and taking the phone-home post; SSH
+comes in through a forward from loopback. Not a lab test: it needs root only to mount a written root file system.
+The ramdisk and the cloud image are built once per build inputs into ~/.cache/gpucloud-lab/.
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import fcntl
+import functools
+import gzip
+import hashlib
+import http.server
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import load_fleet, pxe_nodes
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision import deploy, seeds, tree
+from tests.support import disk_images, inventory_yaml
+from tests.support.disk_images import ESP_SECTORS, ESP_START, MIB, ROOT_START, SECTOR
+
+REPO = Path(__file__).resolve().parents[2]
+FLEET = REPO / "inventories" / "lab" / "fleet.yml"
+ROLE = REPO / "roles" / "pxe_server"
+CLOUD_IMAGE_BUILDER = REPO / "lab" / "lib" / "build-cloud-image.sh"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gpucloud-lab"
+TOKEN = "Rk7" * 13 + "q"
+BOOT_SERVER = "198.51.100.10"
+OVMF_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.fd")
+OVMF_VARS = Path("/usr/share/OVMF/OVMF_VARS_4M.fd")
+STAYED = "staying here (nothing more is done)"
+
+
+def _require(tool: str) -> str:
+    path = shutil.which(tool) or (f"/usr/sbin/{tool}" if os.path.exists(f"/usr/sbin/{tool}") else None)
+    if path is None:
+        pytest.skip(f"{tool} is not installed (bindep.txt)")
+    return path
+
+
+@contextlib.contextmanager
+def _build_lock() -> Iterator[None]:
+    """One build at a time (the tests of this module may run in two pytest-xdist workers at once)."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with (CACHE / ".image-deploy.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+@pytest.fixture(scope="module")
+def ramdisk() -> Path:
+    """vmlinuz and initrd.gz, as the role builds them on a Debian boot server."""
+    for tool in ("apt-get", "dpkg-deb", "sfdisk", "zstd", "xz"):
+        _require(tool)
+    defaults = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
+    modules = " ".join(defaults["pxe_server_deploy_modules"])
+    folder = ROLE / "files" / "deploy-ramdisk"
+    digest = hashlib.sha256(b"".join((folder / f).read_bytes() for f in ("build.sh", "init", "udhcpc.script"))
+                            + modules.encode()).hexdigest()[:16]
+    out = CACHE / ("deploy-ramdisk-" + digest)
+    with _build_lock():
+        if not (out / "version").exists():
+            build = subprocess.run(["bash", str(folder / "build.sh"), str(out),
+                                    defaults["pxe_server_deploy_kernel_package"], modules],
+                                   capture_output=True, text=True, check=False, timeout=900)
+            assert build.returncode == 0, build.stdout + build.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def cloud_image() -> Path:
+    """The lab's Debian 12 cloud image (raw.zst), built once per builder."""
+    for tool in ("debootstrap", "sfdisk", "mke2fs", "zstd"):
+        _require(tool)
+    digest = hashlib.sha256(CLOUD_IMAGE_BUILDER.read_bytes()).hexdigest()[:12]
+    image = CACHE / ("cloud-image-%s" % digest) / "debian-12-gpucloud-lab-amd64.raw.zst"
+    with _build_lock():
+        if not image.exists():
+            image.parent.mkdir(parents=True, exist_ok=True)
+            build = subprocess.run(["bash", str(CLOUD_IMAGE_BUILDER), str(image)], capture_output=True, text=True,
+                                   check=False, timeout=1500)
+            assert build.returncode == 0, build.stdout + build.stderr
+    return image
+
+
+class _BootServer(http.server.SimpleHTTPRequestHandler):
+    """The boot server's part: files from its folder; a phone-home post is recorded (its own tests hold the real
+    receiver, roles/pxe_server/files/phone_home.py)."""
+
+    posts: list[dict[str, Any]]
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+        url = urllib.parse.urlsplit(self.path)
+        self.posts.append({"path": url.path, "query": urllib.parse.parse_qs(url.query),
+                           "form": urllib.parse.parse_qs(body)})
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class _Site:
+    """The lab fleet with gpu4 on an image profile, what the boot server serves for it, and that server."""
+
+    def __init__(self, tmp_path: Path, image: Path, fmt: str, ssh_keys: list[str]) -> None:
+        data = inventory_yaml.load(FLEET)
+        data["site"]["os_profiles"]["deb12img"] = {
+            "family": "debian", "version": "12", "kind": "image", "image": "http://mirror.example/" + image.name,
+            "image_sha256": "0" * 64, "image_format": fmt}
+        data["nodes"][3]["os"] = "deb12img"
+        data["nodes"][3]["root_device"] = {"serial": "S5GXNG0R1"}
+        model = load_fleet(data)
+        self.node = next(n for n in model["nodes"] if n["name"] == "gpu4")
+        site = copy.deepcopy(model["site"])
+        site["os_profiles"]["deb12img"]["image_sha256"] = _sha256(image)
+        options = {"tftp_root": "/srv/gpucloud/tftp", "ssh_keys": ssh_keys, "admin_user": "ops",
+                   "phone_home_url": "http://%s:8080/phone-home/{name}" % BOOT_SERVER}
+        rendered = tree.render(site, pxe_nodes(model), options)
+        self.base = "http://%s:8080" % BOOT_SERVER
+        assert rendered["deploy_ramdisk"]
+        self.served = tmp_path / "www"
+        (self.served / "os" / "deb12img").mkdir(parents=True)
+        (self.served / "os" / "deb12img" / image.name).symlink_to(image)
+        (self.served / "hosts" / "gpu4").mkdir(parents=True)
+        for name in (deploy.SCRIPT, *deploy.SEED_FILES):
+            text = rendered["files"]["hosts/gpu4/" + name]
+            (self.served / "hosts" / "gpu4" / name).write_text(text.replace(seeds.TOKEN_SLOT, TOKEN))
+        handler = type("Handler", (_BootServer,), {"posts": []})
+        self.posts: list[dict[str, Any]] = handler.posts
+        handler_at = functools.partial(handler, directory=str(self.served))
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler_at)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def netdev(self, extra: str = "") -> list[str]:
+        """The lab's provisioning network as QEMU's user network: nothing leaves it but the forwards."""
+        return ["-netdev", "user,id=n0,restrict=on,net=198.51.100.0/24,host=198.51.100.254,dhcpstart=198.51.100.100,"
+                "guestfwd=tcp:%s:8080-cmd:%s nc 127.0.0.1 %d%s"
+                % (BOOT_SERVER, _require("busybox"), self.server.server_port, extra),
+                "-device", "virtio-net-pci,netdev=n0,mac=%s,romfile=" % self.node["mac"]]
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _machine(disk: Path, serial: Path, memory_mb: int = 1536) -> list[str]:
+    return [_require("qemu-system-x86_64"), "-machine", "pc,accel=tcg", "-m", str(memory_mb), "-smp", "1",
+            "-nodefaults", "-display", "none", "-no-reboot", "-serial", "file:%s" % serial,
+            "-drive", "file=%s,if=none,id=d0,format=raw" % disk,
+            "-device", "virtio-blk-pci,drive=d0,serial=S5GXNG0R1,bootindex=1"]
+
+
+def _deploy(site: _Site, ramdisk: Path, disk: Path, serial: Path, limit: float) -> tuple[str, float]:
+    """Boot the deploy ramdisk until it reboots (QEMU stops: -no-reboot); (what went wrong or '', seconds)."""
+    cmd = [*_machine(disk, serial),
+           "-kernel", str(ramdisk / "vmlinuz"), "-initrd", str(ramdisk / "initrd.gz"),
+           "-append", "console=ttyS0 panic=-1 gpucloud.deploy=%s/hosts/gpu4/deploy.sh gpucloud.mac=%s"
+           % (site.base, site.node["mac"]), *site.netdev()]
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        while proc.poll() is None:
+            if time.monotonic() - start > limit:
+                return "the machine did not reboot within %d s" % limit, limit
+            if serial.exists() and STAYED in serial.read_text(errors="replace"):
+                return "the deploy ramdisk stopped", time.monotonic() - start
+            time.sleep(1)
+        err = proc.stderr.read() if proc.stderr else ""
+        return ("" if proc.returncode == 0 else "qemu: %s" % err), time.monotonic() - start
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _console(serial: Path) -> str:
+    return serial.read_text(errors="replace")[-4000:] if serial.exists() else "(no console output)"
+
+
+def _empty_disk(path: Path, mib: int) -> Path:
+    with path.open("wb") as fh:
+        fh.truncate(mib * MIB)
+    return path
+
+
+def test_the_deploy_ramdisk_deploys_an_image_on_a_machine(ramdisk: Path, tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("reading the written root file system needs root (losetup, mount)")
+    image = tmp_path / "debian-12.raw.gz"
+    image.write_bytes(gzip.compress(disk_images.cloud_image(tmp_path, sfdisk=_require("sfdisk"),
+                                                            mke2fs=_require("mke2fs")).read_bytes()))
+    site = _Site(tmp_path, image, "raw.gz", ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGpucloudtestkey ops@example"])
+    disk, serial = _empty_disk(tmp_path / "disk.raw", 256), tmp_path / "serial.log"
+    try:
+        failure, _seconds = _deploy(site, ramdisk, disk, serial, 300)
+    finally:
+        site.close()
+    console = _console(serial)
+    assert not failure, failure + "\n" + console
+    assert "gpucloud: deploy ramdisk: deployed; rebooting" in console, console
+    assert "gpucloud: root disk of gpu4: /dev/vda (hints serial=S5GXNG0R1)" in console
+    table = disk_images.partitions(disk)
+    assert table[15] == (ESP_START, ESP_SECTORS)
+    assert table[1][0] == ROOT_START and table[1][0] + table[1][1] == 256 * MIB // SECTOR - 33
+    loop = subprocess.run(["losetup", "--find", "--show", "--read-only", "--offset", str(ROOT_START * SECTOR),
+                           str(disk)], capture_output=True, text=True, check=True).stdout.strip()
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    try:
+        subprocess.run(["mount", "-o", "ro", loop, str(mnt)], check=True)
+        try:
+            assert (mnt / "etc" / "os-release").read_text() == disk_images.OS_RELEASE
+            user_data = (mnt / "var" / "lib" / "cloud" / "seed" / "nocloud" / "user-data").read_text()
+            assert "token=%s" % TOKEN in user_data
+        finally:
+            subprocess.run(["umount", str(mnt)], check=True)
+    finally:
+        subprocess.run(["losetup", "-d", loop], check=False)
+
+
+def test_a_deployed_cloud_image_boots_by_uefi_phones_home_and_answers_ssh_with_its_keys(
+        ramdisk: Path, cloud_image: Path, tmp_path: Path) -> None:
+    if not OVMF_CODE.exists():
+        pytest.skip("%s is missing: Debian's ovmf package (bindep.txt)" % OVMF_CODE)
+    ssh_keygen, ssh = _require("ssh-keygen"), _require("ssh")
+    key = tmp_path / "id_ed25519"
+    subprocess.run([ssh_keygen, "-q", "-t", "ed25519", "-N", "", "-C", "ops@gpucloud-test", "-f", str(key)],
+                   check=True)
+    site = _Site(tmp_path, cloud_image, "raw.zst", [(tmp_path / "id_ed25519.pub").read_text().strip()])
+    disk = _empty_disk(tmp_path / "disk.raw", 4096)
+    timings: dict[str, float] = {}
+    try:
+        failure, timings["deploy"] = _deploy(site, ramdisk, disk, tmp_path / "deploy.log", 600)
+        assert not failure, failure + "\n" + _console(tmp_path / "deploy.log")
+        # First boot: UEFI firmware from the disk only (the NIC has no boot ROM and no boot index).
+        vars_copy = tmp_path / "nvram.fd"
+        shutil.copyfile(OVMF_VARS, vars_copy)
+        port = _free_port()
+        serial = tmp_path / "first-boot.log"
+        cmd = [*_machine(disk, serial),
+               "-drive", "if=pflash,format=raw,unit=0,readonly=on,file=%s" % OVMF_CODE,
+               "-drive", "if=pflash,format=raw,unit=1,file=%s" % vars_copy,
+               # To the node's own address (without one, QEMU forwards to its first DHCP address).
+               *site.netdev(",hostfwd=tcp:127.0.0.1:%d-%s:22" % (port, site.node["ip"]))]
+        start = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            while not site.posts and proc.poll() is None and time.monotonic() - start < 900:
+                time.sleep(2)
+            timings["phone_home"] = time.monotonic() - start
+            assert site.posts, "no phone-home within %.0f s\n%s" % (timings["phone_home"], _console(serial))
+            post = site.posts[0]
+            assert post["path"] == "/phone-home/gpu4" and post["query"] == {"token": [TOKEN]}
+            keys = [post["form"][k][0].strip() for k in ("pub_key_ed25519", "pub_key_ecdsa", "pub_key_rsa")
+                    if post["form"].get(k)]
+            assert keys and all(k.split()[0] in ("ssh-ed25519", "ecdsa-sha2-nistp256", "ssh-rsa") for k in keys)
+            known = tmp_path / "known_hosts"
+            known.write_text("".join("[127.0.0.1]:%d %s\n" % (port, " ".join(k.split()[:2])) for k in keys))
+            login = [ssh, "-F", "/dev/null", "-o", "StrictHostKeyChecking=yes", "-o", "UserKnownHostsFile=%s" % known,
+                     "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes", "-o", "ConnectTimeout=20", "-i", str(key),
+                     "-p", str(port), "ops@127.0.0.1"]
+            out = ""
+            for _attempt in range(12):
+                run = subprocess.run([*login, "hostname; ip -4 -o addr show; cat /proc/swaps | wc -l; "
+                                      "sudo -n cat /var/lib/cloud/seed/nocloud/meta-data"],
+                                     capture_output=True, text=True, check=False, timeout=120)
+                out = run.stdout + run.stderr
+                if run.returncode == 0:
+                    break
+                time.sleep(5)
+            timings["ssh"] = time.monotonic() - start
+            assert run.returncode == 0, out + "\n" + _console(serial)
+            lines = run.stdout.splitlines()
+            assert lines[0] == "gpu4"
+            assert any("198.51.100.24/24" in line for line in lines), out
+            assert "1" in lines, out  # /proc/swaps: its header line only
+            # Another key is refused: the known_hosts file holds only what the node posted.
+            other = tmp_path / "other_known_hosts"
+            subprocess.run([ssh_keygen, "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")], check=True)
+            other_key = (tmp_path / "other.pub").read_text().split()
+            other.write_text("[127.0.0.1]:%d %s %s\n" % (port, other_key[0], other_key[1]))
+            strange = [a if not a.startswith("UserKnownHostsFile=") else "UserKnownHostsFile=%s" % other for a in login]
+            refused = subprocess.run([*strange, "true"], capture_output=True, text=True, check=False, timeout=60)
+            assert refused.returncode != 0 and "Host key verification failed" in refused.stderr
+        finally:
+            proc.kill()
+            proc.wait()
+    finally:
+        site.close()
+        print("image deploy timings (s, TCG): %s" % timings)
