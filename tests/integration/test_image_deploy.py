@@ -36,6 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import ansible_runner
 import pytest
 import yaml
 
@@ -329,3 +330,39 @@ def test_a_deployed_cloud_image_boots_by_uefi_phones_home_and_answers_ssh_with_i
     finally:
         site.close()
         print("image deploy timings (s, TCG): %s" % timings)
+
+
+def test_the_role_builds_the_ramdisk_once_and_again_only_when_asked_for_other_modules(tmp_path: Path) -> None:
+    """tasks/deploy_ramdisk.yml against this machine: check mode changes nothing, a run builds, a second run and
+    a check-mode run report no change, and another module list builds again."""
+    for tool in ("apt-get", "dpkg-deb", "sfdisk", "zstd", "xz"):
+        _require(tool)
+
+    def play(check: bool, modules: list[str] | None = None) -> tuple[int, int, list[str]]:
+        private = tmp_path / ("run%d" % len(list(tmp_path.glob("run*"))))
+        private.mkdir()
+        extravars: dict[str, Any] = {"pxe_server_root": str(tmp_path / "srv"),
+                                     "pxe_server_deploy_ramdisk_dir": str(tmp_path / "lib"),
+                                     "ansible_python_interpreter": "/usr/bin/python3"}
+        if modules is not None:
+            extravars["pxe_server_deploy_modules"] = modules
+        run = ansible_runner.run(private_data_dir=str(private), project_dir=str(REPO), quiet=True,
+                                 playbook=str(REPO / "tests" / "integration" / "playbooks" / "deploy_ramdisk.yml"),
+                                 inventory="localhost,", extravars=extravars, cmdline="--check" if check else None,
+                                 envvars={"ANSIBLE_CONFIG": str(REPO / "ansible.cfg")})
+        changed = [e["event_data"]["task"] for e in run.events
+                   if e.get("event") == "runner_on_ok" and e["event_data"]["res"].get("changed")]
+        return run.rc, len(changed), changed
+
+    built = tmp_path / "srv" / "http" / "deploy"
+    assert play(check=True)[0] == 0 and not built.exists()
+    rc, _count, changed = play(check=False)
+    assert rc == 0 and "Build the deploy ramdisk" in changed
+    assert (built / "vmlinuz").stat().st_size > 1 << 20 and (built / "initrd.gz").stat().st_size > 1 << 20
+    stamp = (built / "version").stat().st_mtime
+    assert play(check=False)[:2] == (0, 0)
+    assert play(check=True)[:2] == (0, 0)
+    assert (built / "version").stat().st_mtime == stamp
+    rc, _count, changed = play(check=False, modules=["virtio_blk", "virtio_net", "ext4", "crc32c_generic"])
+    assert rc == 0 and "Build the deploy ramdisk" in changed
+    assert "virtio_blk" in (built / "version").read_text() and "mlx5_core" not in (built / "version").read_text()
