@@ -44,6 +44,7 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import l
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision import deploy, seeds, tree
 from tests.support import disk_images, inventory_yaml
 from tests.support.disk_images import ESP_SECTORS, ESP_START, MIB, ROOT_START, SECTOR
+from tests.support.tools import require
 
 REPO = Path(__file__).resolve().parents[2]
 FLEET = REPO / "inventories" / "lab" / "fleet.yml"
@@ -55,13 +56,6 @@ BOOT_SERVER = "198.51.100.10"
 OVMF_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.fd")
 OVMF_VARS = Path("/usr/share/OVMF/OVMF_VARS_4M.fd")
 STAYED = "staying here (nothing more is done)"
-
-
-def _require(tool: str) -> str:
-    path = shutil.which(tool) or (f"/usr/sbin/{tool}" if os.path.exists(f"/usr/sbin/{tool}") else None)
-    if path is None:
-        pytest.skip(f"{tool} is not installed (bindep.txt)")
-    return path
 
 
 @contextlib.contextmanager
@@ -77,7 +71,7 @@ def _build_lock() -> Iterator[None]:
 def ramdisk() -> Path:
     """vmlinuz and initrd.gz, as the role builds them on a Debian boot server."""
     for tool in ("apt-get", "dpkg-deb", "sfdisk", "zstd", "xz"):
-        _require(tool)
+        require(tool)
     defaults = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
     modules = " ".join(defaults["pxe_server_deploy_modules"])
     folder = ROLE / "files" / "deploy-ramdisk"
@@ -97,7 +91,7 @@ def ramdisk() -> Path:
 def cloud_image() -> Path:
     """The lab's Debian 12 cloud image (raw.zst), built once per builder."""
     for tool in ("debootstrap", "sfdisk", "mke2fs", "zstd"):
-        _require(tool)
+        require(tool)
     digest = hashlib.sha256(CLOUD_IMAGE_BUILDER.read_bytes()).hexdigest()[:12]
     image = CACHE / ("cloud-image-%s" % digest) / "debian-12-gpucloud-lab-amd64.raw.zst"
     with _build_lock():
@@ -164,7 +158,7 @@ class _Site:
         """The lab's provisioning network as QEMU's user network: nothing leaves it but the forwards."""
         return ["-netdev", "user,id=n0,restrict=on,net=198.51.100.0/24,host=198.51.100.254,dhcpstart=198.51.100.100,"
                 "guestfwd=tcp:%s:8080-cmd:%s nc 127.0.0.1 %d%s"
-                % (BOOT_SERVER, _require("busybox"), self.server.server_port, extra),
+                % (BOOT_SERVER, require("busybox"), self.server.server_port, extra),
                 "-device", "virtio-net-pci,netdev=n0,mac=%s,romfile=" % self.node["mac"]]
 
     def close(self) -> None:
@@ -186,7 +180,7 @@ def _free_port() -> int:
 
 
 def _machine(disk: Path, serial: Path, memory_mb: int = 1536) -> list[str]:
-    return [_require("qemu-system-x86_64"), "-machine", "pc,accel=tcg", "-m", str(memory_mb), "-smp", "1",
+    return [require("qemu-system-x86_64"), "-machine", "pc,accel=tcg", "-m", str(memory_mb), "-smp", "1",
             "-nodefaults", "-display", "none", "-no-reboot", "-serial", "file:%s" % serial,
             "-drive", "file=%s,if=none,id=d0,format=raw" % disk,
             "-device", "virtio-blk-pci,drive=d0,serial=S5GXNG0R1,bootindex=1"]
@@ -229,8 +223,8 @@ def test_the_deploy_ramdisk_deploys_an_image_on_a_machine(ramdisk: Path, tmp_pat
     if os.geteuid() != 0:
         pytest.skip("reading the written root file system needs root (losetup, mount)")
     image = tmp_path / "debian-12.raw.gz"
-    image.write_bytes(gzip.compress(disk_images.cloud_image(tmp_path, sfdisk=_require("sfdisk"),
-                                                            mke2fs=_require("mke2fs")).read_bytes()))
+    image.write_bytes(gzip.compress(disk_images.cloud_image(tmp_path, sfdisk=require("sfdisk"),
+                                                            mke2fs=require("mke2fs")).read_bytes()))
     site = _Site(tmp_path, image, "raw.gz", ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGpucloudtestkey ops@example"])
     disk, serial = _empty_disk(tmp_path / "disk.raw", 256), tmp_path / "serial.log"
     try:
@@ -264,7 +258,7 @@ def test_a_deployed_cloud_image_boots_by_uefi_phones_home_and_answers_ssh_with_i
         ramdisk: Path, cloud_image: Path, tmp_path: Path) -> None:
     if not OVMF_CODE.exists():
         pytest.skip("%s is missing: Debian's ovmf package (bindep.txt)" % OVMF_CODE)
-    ssh_keygen, ssh = _require("ssh-keygen"), _require("ssh")
+    ssh_keygen, ssh = require("ssh-keygen"), require("ssh")
     key = tmp_path / "id_ed25519"
     subprocess.run([ssh_keygen, "-q", "-t", "ed25519", "-N", "", "-C", "ops@gpucloud-test", "-f", str(key)],
                    check=True)
@@ -336,7 +330,7 @@ def test_the_role_builds_the_ramdisk_once_and_again_only_when_asked_for_other_mo
     """tasks/deploy_ramdisk.yml against this machine: check mode changes nothing, a run builds, a second run and
     a check-mode run report no change, and another module list builds again."""
     for tool in ("apt-get", "dpkg-deb", "sfdisk", "zstd", "xz"):
-        _require(tool)
+        require(tool)
 
     def play(check: bool, modules: list[str] | None = None) -> tuple[int, int, list[str]]:
         private = tmp_path / ("run%d" % len(list(tmp_path.glob("run*"))))

@@ -21,9 +21,10 @@ SOURCES = {
 
 
 def require(name: str) -> str:
-    """The path of ``name`` (the test environment's own bin folder first, then PATH); a stated skip where it is not
+    """The path of ``name`` (the test environment's own bin folder first, then PATH, then /usr/sbin); a stated skip where it is not
     installed, which is a failure in CI (tests/support/ci.py)."""
-    path = shutil.which(name, path=os.path.dirname(sys.executable)) or shutil.which(name)
+    path = (shutil.which(name, path=os.path.dirname(sys.executable)) or shutil.which(name)
+            or shutil.which(name, path="/usr/sbin:/sbin"))  # losetup, mke2fs, sfdisk off a non-root PATH
     if path is None:
         pytest.skip(f"{name} is not installed ({SOURCES.get(name, 'see bindep.txt')})")
     return str(path)
