@@ -20,8 +20,12 @@ deploy.sh>`` on its command line, fetches that script and runs it with its busyb
    with NoCloud as the only data source: a provisioning network has no metadata service, and probing for one
    costs minutes at first boot.
 
-Every step says what it does on the console (``gpucloud: deploy of NAME: ...``); a failed step exits non-zero
-naming what failed, and the ramdisk does not reboot into a half-written disk.
+Every step says what it does on the console (``gpucloud: deploy of NAME: ...``) and reports it to the boot
+server (a form post of ``step`` and ``detail`` to the node's phone-home URL with the install's token; ``STEPS``);
+a failed step exits non-zero naming what failed, reports ``failed`` with that reason, and the ramdisk does not
+reboot into a half-written disk. The deploy goes on only when the boot server took its ``started`` (it refuses
+one after this install's ``done``), and the node reboots only when it took ``done`` (from then on its network
+boots are answered with local-boot).
 
 ``GPUCLOUD_WORK`` (where the working folder is made, in RAM: ``/tmp``), ``GPUCLOUD_SYSFS`` and
 ``GPUCLOUD_DEVDIR`` (where the disks are looked up, as in ``rootdisk``) let the tests run the script against a
@@ -41,19 +45,41 @@ SEED_FILES = ("meta-data", "user-data", "network-config")
 # into the raw disk. The fleet model fills in a profile's image_format from the image's name.
 FORMATS = {"raw": "cat", "raw.gz": "gzip -dc", "raw.zst": "zstd -dc"}
 DATASOURCE_CFG = "99_gpucloud_datasource.cfg"
+# The steps deploy.sh reports to the boot server's phone-home receiver (roles/pxe_server/files/phone_home.py
+# STEPS: a unit test holds them equal). The receiver refuses a start after done: a network boot of a node whose
+# image is written (it is still marked installing until it is registered) deploys nothing.
+STEPS = ("started", "disk", "image", "written", "done", "failed")
 
 _BODY = r"""
 dev=${GPUCLOUD_DEVDIR:-/dev}
 say() { echo "gpucloud: deploy of $node: $*" >&2; }
-fail() { say "FAILED: $*; nothing more is done"; exit 1; }
+# Every byte percent-encoded: a form field's value, whatever the text.
+urlencode() { printf %%s "$1" | od -An -v -tx1 | tr -d ' \n' | sed 's/\(..\)/%%\1/g'; }
+# report STEP [DETAIL]: the step to the boot server's receiver (role pxe_server), with this install's token.
+report() {
+    [ -n "$step_url" ] || return 0
+    data="step=$1"
+    if [ $# -gt 1 ]; then
+        detail=$(printf %%s "$2" | tr -c ' -~' ' ' | cut -c 1-500)
+        [ -z "$detail" ] || data="$data&detail=$(urlencode "$detail")"
+    fi
+    wget -q -O /dev/null --post-data "$data" "$step_url"
+}
+fail() { say "FAILED: $*; nothing more is done"; report failed "$*" 2>/dev/null; exit 1; }
 # A fresh folder each run (never rm -r of a folder a file system may still be mounted in).
 work=$(mktemp -d "${GPUCLOUD_WORK:-/tmp}/gpucloud-deploy.XXXXXX") || fail "cannot make a working folder"
 mkdir "$work/seed" "$work/root" || fail "cannot make the working folder $work"
+
+# The boot server takes the start only while this install has not written its image: a network boot after
+# that (the node is still marked installing until it is registered) deploys nothing.
+report started "$image_name" 2>"$work/report.log" ||
+    fail "the boot server did not take this deploy's start ($(tail -n 1 "$work/report.log")); the disk was not touched"
 
 say "1/5 choosing the root disk"
 root_disk "$work/root-disk" || fail "no root disk ($(cat "$work/root-disk.error" 2>/dev/null))"
 disk=$dev/$(sed 's|^/dev/||' "$work/root-disk")
 [ -b "$disk" ] || fail "the chosen root disk $disk is not a block device"
+report disk "$disk" 2>/dev/null
 
 say "2/5 fetching $image_url ($format)"
 case $format in
@@ -63,6 +89,7 @@ wget -q -O "$work/image" "$image_url" || fail "cannot fetch $image_url"
 got=$(sha256sum "$work/image" | cut -d ' ' -f 1)
 [ "$got" = "$image_sha256" ] ||
     fail "the image fetched has SHA-256 $got, not $image_sha256 (the fleet's); $disk was not written"
+report image "SHA-256 checked: $got" 2>/dev/null
 
 say "3/5 fetching the node's seed from $seed_url"
 for f in meta-data user-data network-config; do
@@ -99,6 +126,7 @@ esac
 i=0
 while [ ! -b "$part" ] && [ "$i" -lt 20 ]; do sleep 0.5; i=$((i + 1)); done
 [ -b "$part" ] || fail "the root partition $part did not appear"
+report written "$disk, partition $number grown to the disk's end" 2>/dev/null
 
 say "5/5 writing the seed to the root file system on $part"
 mount "$part" "$work/root" || fail "cannot mount the root partition $part"
@@ -113,6 +141,11 @@ if ! { mkdir -p "$work/root/var/lib/cloud/seed/nocloud" "$work/root/etc/cloud/cl
 fi
 sync
 umount "$work/root" || fail "cannot unmount $part"
+# The boot server answers the node's network boots with local-boot from now on; unrecorded, a network boot
+# would deploy again, so the node does not reboot.
+# (quoted: shellcheck reads a bare done as the loop keyword)
+report 'done' "$image_name on $disk" 2>"$work/report.log" ||
+    fail "the image is on $disk, but the boot server did not record it ($(tail -n 1 "$work/report.log")): not rebooting"
 say "done: $image_name on $disk; the node boots it next"
 """
 
@@ -122,8 +155,9 @@ def _quote(value: str) -> str:
     return "'%s'" % value.replace("'", "'\"'\"'")
 
 
-def script(node: dict[str, Any], boot: dict[str, Any], seed_url: str) -> str:
-    """The node's ``deploy.sh`` (POSIX sh: busybox ash in the ramdisk)."""
+def script(node: dict[str, Any], boot: dict[str, Any], seed_url: str, step_url: str = "") -> str:
+    """The node's ``deploy.sh`` (POSIX sh: busybox ash in the ramdisk). ``step_url``: where it reports its
+    steps (the node's phone-home URL with the token placeholder, which the boot server fills in)."""
     fmt = boot["image_format"]
     disk = rootdisk.script(node["name"], node.get("root_device") or {})
     # The root-disk script as a function: its body runs as it does in every installer.
@@ -138,6 +172,7 @@ def script(node: dict[str, Any], boot: dict[str, Any], seed_url: str) -> str:
         "image_sha256=%s" % _quote(boot["image_sha256"]),
         "format=%s" % _quote(fmt),
         "seed_url=%s" % _quote(seed_url),
+        "step_url=%s" % _quote(step_url),
         "root_disk() (",
         body.rstrip("\n"),
         ")",
@@ -195,4 +230,5 @@ def seed(node: dict[str, Any], site: dict[str, Any], options: dict[str, Any]) ->
 def render(node: dict[str, Any], site: dict[str, Any], boot: dict[str, Any], options: dict[str, Any],
            seed_url: str) -> dict[str, str]:
     """File name -> content under ``hosts/<name>/``: the seed and ``deploy.sh``."""
-    return dict(seed(node, site, options), **{SCRIPT: script(node, boot, seed_url)})
+    step_url = seeds._phone_home(options, node)  # pylint: disable=protected-access
+    return dict(seed(node, site, options), **{SCRIPT: script(node, boot, seed_url, step_url)})

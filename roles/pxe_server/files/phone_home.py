@@ -20,7 +20,17 @@ it marks the node), and every
 host-key field holds one SSH public key of its field's type, at least one of them. Anything else is
 refused (4xx; 409 for a node not being installed or already posted), nothing is stored, and the
 journal says why. So a running node, or anything that takes its address after the install, cannot
-replace the host keys the controller trusts. Standard library only (Python 3.9+).
+replace the host keys the controller trusts.
+
+The deploy ramdisk (an image profile's ``deploy.sh``) reports its steps to the same URL with the same token:
+a form post of ``step`` (one of ``STEPS``) and an optional ``detail`` (printable, at most 512 characters),
+appended to ``<state-dir>/<name>.steps`` (JSON lines, 0600) under the same checks (a fleet node, from its
+address, marked installing, this install's token), at most ``MAX_STEPS`` per install. Its ``done`` (the image
+and the seed are on the disk; the node reboots next) makes ``<marks-dir>/<name>.imaged``: from then on the
+boot server answers the node's network boot with local-boot (role pxe_server's nginx), so a network boot
+before the install is registered boots the new disk and never deploys it again. Role os_install waits for
+``done`` or ``failed`` and removes both files when it marks a node for a new install. Standard library only
+(Python 3.9+).
 """
 from __future__ import annotations
 
@@ -47,6 +57,11 @@ KEY_FIELDS = {
 INFO_FIELDS = ("instance_id", "hostname", "fqdn")
 ABSENT = ("", "N/A")
 MAX_BODY = 64 * 1024
+# The deploy ramdisk's steps, in order (plugins/module_utils/_provision/deploy.py reports them; a unit test holds
+# them equal); ``failed`` may come after any of them, with the reason as its detail.
+STEPS = ("started", "disk", "image", "written", "done", "failed")
+MAX_STEPS = 64
+DETAIL = re.compile(r"^[\x20-\x7e]{1,512}$")
 # The fleet's hostname pattern (plugins/module_utils/_fleet/schema.py HOSTNAME; a unit test holds them equal): a
 # node the fleet accepts can post. This file runs on the boot server alone, so it cannot import the collection.
 NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
@@ -147,7 +162,9 @@ class Receiver:
             raise Refused(403, "the phone-home token file %s is not one line 'node-%s \"TOKEN\";'" % (path, name))
         return match.group("token")
 
-    def store(self, name: str, source: str, body: bytes, token: str = "") -> dict:
+    def check(self, name: str, source: str, token: str) -> None:
+        """Refused unless name is a fleet node posting from its address, marked installing, with this install's
+        token: the checks every post passes."""
         if not NAME.match(name):
             raise Refused(404, "not a node name")
         nodes = self.nodes()
@@ -161,6 +178,9 @@ class Receiver:
         if not hmac.compare_digest(token.encode(), self.token(name).encode()):
             raise Refused(403, "the post does not carry this install's phone-home token (a seed of another install, "
                           "or no seed at all)")
+
+    def store(self, name: str, source: str, body: bytes, token: str = "") -> dict:
+        self.check(name, source, token)
         final = os.path.join(self.state_dir, name + ".json")
         if os.path.exists(final):
             raise Refused(409, "this install already posted its host keys (the first post wins)")
@@ -182,6 +202,67 @@ class Receiver:
         finally:
             os.unlink(tmp)
         return record
+
+    def step(self, name: str, source: str, body: bytes, token: str = "") -> dict:
+        """Append the deploy ramdisk's step report to ``NAME.steps``; ``done`` also makes ``NAME.imaged``. Every
+        step after ``done`` is refused (409): this install's image is on the disk, and deploy.sh stops at its start."""
+        self.check(name, source, token)
+        form = parse_step(body)
+        record = dict(form, source=source, time=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        os.makedirs(self.state_dir, mode=0o700, exist_ok=True)
+        path = os.path.join(self.state_dir, name + ".steps")
+        with self._lock:
+            earlier = read_steps(path)
+            if len(earlier) >= MAX_STEPS:
+                raise Refused(409, "this install already reported %d steps" % MAX_STEPS)
+            if any(s.get("step") == "done" for s in earlier):
+                raise Refused(409, "this install already wrote its image (step done): the node boots its disk; "
+                              "a new deploy needs a new install (role os_install)")
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            with os.fdopen(fd, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record, sort_keys=True) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            if form["step"] == "done":
+                # nginx reads the mark (0644 in the marks folder): the node's network boot is local-boot from now.
+                fd, tmp = tempfile.mkstemp(dir=self.marks_dir, prefix=".%s." % name)
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write("%s: image written at %s (deploy ramdisk); a network boot boots the disk\n"
+                                 % (name, record["time"]))
+                os.chmod(tmp, 0o644)
+                os.replace(tmp, os.path.join(self.marks_dir, name + ".imaged"))
+        return record
+
+
+def read_steps(path: str) -> list:
+    """The step records of ``NAME.steps`` (none when there is no file)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return [json.loads(line) for line in handle if line.strip()]
+    except FileNotFoundError:
+        return []
+
+
+def parse_step(body: bytes) -> dict:
+    """``{"step": ..., "detail": ...}`` of a deploy step report; Refused if anything is wrong."""
+    try:
+        form = parse_qs(body.decode("utf-8"), keep_blank_values=True, strict_parsing=True, max_num_fields=4)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise Refused(400, "not a form post: %s" % exc) from None
+    unknown = sorted(set(form) - {"step", "detail"})
+    if unknown:
+        raise Refused(400, "a step report has step and detail only, not %s" % ", ".join(k[:40] for k in unknown))
+    if any(len(values) != 1 for values in form.values()):
+        raise Refused(400, "a field is given more than once")
+    step = form.get("step", [""])[0]
+    if step not in STEPS:
+        raise Refused(400, "step: %r is not one of %s" % (step[:40], ", ".join(STEPS)))
+    record = {"step": step}
+    if "detail" in form:
+        if not DETAIL.match(form["detail"][0]):
+            raise Refused(400, "detail: not printable text of 1-512 characters")
+        record["detail"] = form["detail"][0]
+    return record
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -217,7 +298,15 @@ class Handler(BaseHTTPRequestHandler):
             except ValueError:
                 raise Refused(400, "too many query fields") from None
             token = (query.get("token") or [""])[0][:256]
-            record = self.receiver.store(name, source, self.rfile.read(length), token=token)
+            body = self.rfile.read(length)
+            # A step report of the deploy ramdisk names its step first; a host-key post never has a step field.
+            if body.startswith(b"step="):
+                record = self.receiver.step(name, source, body, token=token)
+                self.log_message("%s from %s: deploy step %s%s", name, source, record["step"],
+                                 (": " + record["detail"]) if "detail" in record else "")
+                self._answer(204)
+                return
+            record = self.receiver.store(name, source, body, token=token)
         except Refused as exc:
             self.log_message("%s from %s: refused (%d): %s", name[:64], source, exc.status, exc)
             self._answer(exc.status, str(exc))

@@ -210,3 +210,72 @@ def test_nginx_fills_in_the_placeholder_the_seeds_carry() -> None:
     template = (REPO / "roles/pxe_server/templates/nginx.conf.j2").read_text()
     assert "sub_filter %s $gpucloud_phone_home_token;" % seeds.TOKEN_SLOT in template
     assert "include {{ pxe_server_install_marks_dir }}/*.token;" in template
+
+
+# --- the deploy ramdisk's step reports ------------------------------------------------------------------------
+
+def test_deploy_steps_are_appended_for_root_only_and_done_makes_the_image_written_mark(receiver) -> None:
+    """Each step report of deploy.sh is one JSON line of NAME.steps (0600); done makes NAME.imaged (0644, nginx
+    reads it: the node's network boot is local-boot from then), and after done the install takes no step: a network
+    boot that ran the deploy again would stop at its start."""
+    post, state, marks = receiver
+    for step in ("started", "disk", "image", "written"):
+        assert post("gpu1", {"step": step, "detail": "/dev/nvme0n1 %s" % step}) == 204
+    assert not (marks / "gpu1.imaged").exists()
+    assert post("gpu1", {"step": "done", "detail": "image.raw.zst on /dev/nvme0n1"}) == 204
+    lines = [json.loads(line) for line in (state / "gpu1.steps").read_text().splitlines()]
+    assert [r["step"] for r in lines] == ["started", "disk", "image", "written", "done"]
+    assert lines[0]["detail"] == "/dev/nvme0n1 started" and lines[0]["source"] == "127.0.0.1"
+    assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", lines[-1]["time"])
+    assert stat.S_IMODE((state / "gpu1.steps").stat().st_mode) == 0o600
+    assert stat.S_IMODE((marks / "gpu1.imaged").stat().st_mode) == 0o644
+    assert (marks / "gpu1.imaged").read_text().startswith("gpu1: image written at ")
+    assert post("gpu1", {"step": "started"}) == 409
+    assert post("gpu1", {"step": "failed", "detail": "late"}) == 409
+    assert len((state / "gpu1.steps").read_text().splitlines()) == 5
+    # The host keys are still taken: the deployed OS posts them on its first boot.
+    assert not (state / "gpu1.json").exists()
+
+
+@pytest.mark.parametrize(("name", "fields", "token", "status"), [
+    ("gpu1", {"step": "rebooted"}, None, 400),                          # not a step of deploy.sh
+    ("gpu1", {"step": "started", "extra": "x"}, None, 400),             # a field it does not send
+    ("gpu1", {"step": "failed", "detail": "a\nb"}, None, 400),          # not one printable line
+    ("gpu1", {"step": "failed", "detail": "x" * 513}, None, 400),       # too long
+    ("gpu1", {"step": "started"}, "A" * 40, 403),                       # not this install's token
+    ("gpu2", {"step": "started"}, None, 403),                           # not from gpu2's address
+    ("gpu9", {"step": "started"}, None, 404),                           # not a node of the fleet
+])
+def test_a_bad_step_report_is_refused_and_not_stored(receiver, name, fields, token, status) -> None:
+    post, state, marks = receiver
+    assert post(name, fields, token=token) == status
+    assert not (state / f"{name}.steps").exists() and not (marks / f"{name}.imaged").exists()
+
+
+def test_a_step_report_of_a_node_not_being_installed_is_refused(receiver) -> None:
+    post, state, marks = receiver
+    (marks / "gpu1.installing").unlink()
+    assert post("gpu1", {"step": "started"}) == 409
+    assert not (state / "gpu1.steps").exists()
+
+
+def test_an_install_takes_a_bounded_number_of_step_reports(receiver) -> None:
+    post, state, _marks = receiver
+    for _attempt in range(phone_home.MAX_STEPS):
+        assert post("gpu1", {"step": "failed", "detail": "again"}) == 204
+    assert post("gpu1", {"step": "started"}) == 409
+    assert len((state / "gpu1.steps").read_text().splitlines()) == phone_home.MAX_STEPS
+
+
+def test_deploy_sh_reports_the_steps_the_receiver_takes() -> None:
+    """Every ``report STEP`` in deploy.sh is a step the receiver takes (the two files cannot import each other)."""
+    from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision import deploy
+
+    reported = set(re.findall(r"\breport '?([a-z]+)", deploy._BODY))  # pylint: disable=protected-access
+    assert reported == set(phone_home.STEPS) == set(deploy.STEPS)
+
+
+def test_nginx_boots_the_disk_of_a_node_whose_image_is_written() -> None:
+    template = (REPO / "roles/pxe_server/templates/nginx.conf.j2").read_text()
+    assert ("if (-f {{ pxe_server_install_marks_dir }}/$gpucloud_node.imaged) {\n"
+            "            rewrite ^ /local-boot.ipxe break;") in template

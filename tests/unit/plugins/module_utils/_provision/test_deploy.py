@@ -2,7 +2,8 @@
 """Image deploy (OS profile kind image): the fleet's checks, the rendered deploy.sh and seed, and deploy.sh
 run for real: under busybox's sh with nothing on its PATH but busybox's applets, util-linux's sfdisk and zstd
 (what the deploy ramdisk carries), against a disk here (a loop device), fetching a GPT cloud-image-shaped disk
-image (mke2fs-made root file system) and the seed from an HTTP server on loopback. The disk is found through a
+image (mke2fs-made root file system) and the seed from an HTTP server on loopback, and reporting its steps to the
+boot server's own phone-home receiver (role pxe_server's phone_home.py) on loopback. The disk is found through a
 sysfs tree laid out as the kernel's (as in test_rootdisk), whose disk entry points at the loop device.
 """
 from __future__ import annotations
@@ -12,6 +13,8 @@ import functools
 import gzip
 import hashlib
 import http.server
+import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -31,6 +34,11 @@ from tests.support import disk_images, inventory_yaml
 from tests.support.disk_images import ESP_SECTORS, ESP_START, MIB, ROOT_START, SECTOR
 
 from .conftest import FLEET, KEY, require
+
+REPO = Path(__file__).resolve().parents[5]
+_spec = importlib.util.spec_from_file_location("phone_home", REPO / "roles/pxe_server/files/phone_home.py")
+phone_home = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(phone_home)
 
 DIGEST = "ab" * 32
 TOKEN = "Zq3" * 13 + "x"  # 40 characters, as os_install makes one
@@ -220,9 +228,22 @@ def node_disk(tmp_path: Path) -> Iterator[dict[str, Any]]:
         handler = functools.partial(_Quiet, directory=str(served))
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
+        # The boot server's receiver, gpu4 marked installing with this install's token (as role os_install does).
+        marks, records = tmp_path / "marks", tmp_path / "records"
+        marks.mkdir()
+        (marks / "gpu4.installing").write_text("gpu4: install started by the os_install role\n")
+        (marks / "gpu4.token").write_text('node-gpu4 "%s";\n' % TOKEN)
+        (tmp_path / "nodes.json").write_text(json.dumps({"gpu4": "127.0.0.1"}))
+        receiver = phone_home.Receiver(str(tmp_path / "nodes.json"), str(records), False, str(marks))
+        quiet = type("H", (phone_home.Handler,), {"receiver": receiver, "log_message": lambda *_args: None})
+        reports = http.server.ThreadingHTTPServer(("127.0.0.1", 0), quiet)
+        threading.Thread(target=reports.serve_forever, daemon=True).start()
         yield {"tmp": tmp_path, "backing": backing, "loops": loops, "served": served,
-               "base": "http://127.0.0.1:%d" % server.server_port, "sysfs": tmp_path / "sys", "devdir": devdir}
+               "base": "http://127.0.0.1:%d" % server.server_port, "sysfs": tmp_path / "sys", "devdir": devdir,
+               "phone_home": "http://127.0.0.1:%d/phone-home/{name}" % reports.server_port, "marks": marks,
+               "records": records}
         server.shutdown()
+        reports.shutdown()
     finally:
         for loop in loops:
             subprocess.run(["losetup", "-d", loop], check=False)
@@ -232,6 +253,8 @@ def _ramdisk_path(tmp_path: Path) -> str:
     """A PATH with busybox's applets, sfdisk and zstd only: what the deploy ramdisk has."""
     busybox = require("busybox")
     tools = tmp_path / "ramdisk-bin"
+    if tools.is_dir():  # a second deploy in the same test
+        return str(tools)
     tools.mkdir()
     applets = subprocess.run([busybox, "--list"], capture_output=True, text=True, check=True).stdout.split()
     for applet in applets:
@@ -252,7 +275,7 @@ def _deploy(node_disk: dict[str, Any], model: dict[str, Any], options: dict[str,
     site["os_profiles"]["deb12img"].update(image="http://mirror.example/%s" % name, image_format=fmt,
                                            image_sha256=digest or hashlib.sha256(image.read_bytes()).hexdigest())
     nodes = [dict(n, root_device={"serial": "S5GXNG0R1"}) if n["name"] == "gpu4" else n for n in pxe_nodes(model)]
-    opts = dict(options, http_base=base)
+    opts = dict(options, http_base=base, phone_home_url=node_disk["phone_home"])
     files = tree.render(site, nodes, opts)["files"]
     for fname in deploy.SEED_FILES:
         text = files["hosts/gpu4/" + fname]
@@ -264,6 +287,12 @@ def _deploy(node_disk: dict[str, Any], model: dict[str, Any], options: dict[str,
            "GPUCLOUD_DEVDIR": str(node_disk["devdir"]), "GPUCLOUD_WORK": str(node_disk["tmp"])}
     return subprocess.run([require("busybox"), "sh", str(script)], env=env, capture_output=True, text=True,
                           check=False, timeout=120)
+
+
+def _steps(node_disk: dict[str, Any]) -> list[dict[str, Any]]:
+    """What the receiver stored of gpu4's step reports."""
+    path = node_disk["records"] / "gpu4.steps"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 def _disk_untouched(node_disk: dict[str, Any]) -> bool:
@@ -285,6 +314,13 @@ def test_deploy_writes_the_image_grows_the_root_partition_and_leaves_the_seed(no
     run = _deploy(node_disk, image_model, options, image, fmt)
     assert run.returncode == 0, run.stderr
     assert "gpucloud: deploy of gpu4: 5/5 writing the seed" in run.stderr
+    # Each step reported to the receiver; done made the mark that turns gpu4's network boots into local-boot.
+    steps = _steps(node_disk)
+    assert [s["step"] for s in steps] == ["started", "disk", "image", "written", "done"], steps
+    assert steps[1]["detail"] == str(node_disk["devdir"] / "nvme0n1")
+    assert steps[2]["detail"] == "SHA-256 checked: %s" % hashlib.sha256(image.read_bytes()).hexdigest()
+    assert steps[-1]["detail"] == "image.%s on %s" % (fmt, node_disk["devdir"] / "nvme0n1")
+    assert (node_disk["marks"] / "gpu4.imaged").exists()
     # The image's table, its root partition (1, the last on the disk) grown to the disk's end; the backup GPT
     # moved to the end (sfdisk would warn otherwise).
     table = disk_images.partitions(node_disk["backing"])
@@ -320,13 +356,34 @@ def test_an_image_that_fails_its_checksum_writes_nothing(node_disk, image_model,
     got = hashlib.sha256(image.read_bytes()).hexdigest()
     assert "the image fetched has SHA-256 %s, not %s (the fleet's)" % (got, DIGEST) in run.stderr
     assert "4/5" not in run.stderr and _disk_untouched(node_disk)
+    steps = _steps(node_disk)
+    assert [s["step"] for s in steps] == ["started", "disk", "failed"], steps
+    assert "the image fetched has SHA-256 %s, not %s" % (got, DIGEST) in steps[-1]["detail"]
+    assert not (node_disk["marks"] / "gpu4.imaged").exists()
 
 
 def test_a_seed_served_without_the_install_token_writes_nothing(node_disk, image_model, options, tmp_path) -> None:
     run = _deploy(node_disk, image_model, options, _source_image(tmp_path), "raw", token=False)
     assert run.returncode == 1
-    assert "served the seed without this install's phone-home token" in run.stderr
+    # The script came without the token too: the receiver refuses its start, before any disk is chosen.
+    assert "the boot server did not take this deploy's start" in run.stderr and "403 Forbidden" in run.stderr
+    assert "1/5" not in run.stderr and _steps(node_disk) == []
     assert _disk_untouched(node_disk)
+
+
+def test_a_network_boot_after_the_image_was_written_deploys_nothing(node_disk, image_model, options,
+                                                                    tmp_path) -> None:
+    """gpu4 is still marked installing until it is registered; if it boots the deploy ramdisk again (a boot order
+    with the network first, before the boot server's local-boot answer reached it), the receiver refuses the second
+    start and the disk the first deploy wrote is left as it is."""
+    image = _source_image(tmp_path)
+    assert _deploy(node_disk, image_model, options, image, "raw").returncode == 0
+    written = hashlib.sha256(node_disk["backing"].read_bytes()).hexdigest()
+    again = _deploy(node_disk, image_model, options, image, "raw")
+    assert again.returncode == 1
+    assert "the boot server did not take this deploy's start" in again.stderr and "409 Conflict" in again.stderr
+    assert hashlib.sha256(node_disk["backing"].read_bytes()).hexdigest() == written
+    assert [s["step"] for s in _steps(node_disk)] == ["started", "disk", "image", "written", "done"]
 
 
 def test_no_disk_matching_the_hints_writes_nothing(node_disk, image_model, options, tmp_path) -> None:
