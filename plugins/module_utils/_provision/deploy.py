@@ -213,6 +213,10 @@ def seed(node: dict[str, Any], site: dict[str, Any], options: dict[str, Any]) ->
         user_data["phone_home"] = {"url": phone_home, "tries": 10,
                                    "post": ["pub_key_ecdsa", "pub_key_ed25519", "pub_key_rsa", "instance_id",
                                             "hostname", "fqdn"]}
+        # The host keys cloud-init made at this boot are on the disk before they are posted (runcmd runs before
+        # phone_home in the final stage): cloud-init writes them without a sync, and a power cycle soon after
+        # registration left them empty on the lab's gpu4 (sshd then does not start, and the node is lost).
+        user_data["runcmd"] = [["sync"]]
     # The NIC is found by its MAC and named as in the autoinstall seed (cloud-init renames it: a match without
     # set-name configures no device with the ifupdown and sysconfig renderers). The default route as
     # 0.0.0.0/0: cloud-init 22.4 (Debian 12) refuses "default" ("Address default is not a valid ip network").

@@ -129,6 +129,7 @@ def test_an_image_node_boots_the_deploy_ramdisk_and_gets_a_seed_cloud_init_accep
                                               % seeds.TOKEN_SLOT)
     assert user_data["users"][0]["ssh_authorized_keys"] == [KEY]
     assert user_data["swap"] == {"size": 0}
+    assert user_data["runcmd"] == [["sync"]]  # the host keys are on the disk before they are posted
     network = yaml.safe_load(files["hosts/gpu4/network-config"])
     assert network["ethernets"]["pxe"]["addresses"] == ["198.51.100.24/24"]
     assert network["ethernets"]["pxe"]["match"] == {"macaddress": "52:54:00:c6:33:63"}
