@@ -12,8 +12,9 @@
 The machine's network is QEMU's user network with ``restrict=on`` (no way out), laid out as the lab fleet's
 provisioning network (198.51.100.0/24, gateway .254), with one forward: 198.51.100.10:8080 (the fleet's boot
 server) -> an HTTP server on this machine's loopback serving what the boot server would (the image's checked copy
-under os/<profile>/, the node's deploy.sh and seed with the token in place) and taking the phone-home post; SSH
-comes in through a forward from loopback. Not a lab test: it needs root only to mount a written root file system.
+under os/<profile>/, the node's deploy.sh and seed with the token in place) and taking the deploy's step reports
+and the phone-home post with the boot server's own receiver (role pxe_server's phone_home.py); SSH comes in
+through a forward from loopback. Not a lab test: it needs root only to mount a written root file system.
 The ramdisk and the cloud image are built once per build inputs into ~/.cache/gpucloud-lab/.
 """
 from __future__ import annotations
@@ -25,13 +26,15 @@ import functools
 import gzip
 import hashlib
 import http.server
+import importlib.util
+import json
 import os
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
-import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -46,11 +49,16 @@ from tests.support import disk_images, inventory_yaml
 from tests.support.disk_images import ESP_SECTORS, ESP_START, MIB, ROOT_START, SECTOR
 from tests.support.tools import require
 
+_LAB = str(Path(__file__).resolve().parents[2] / "lab")
+if _LAB not in sys.path:
+    sys.path.insert(0, _LAB)
+from gpucloud_lab.core import config  # noqa: E402
+from gpucloud_lab.infra import cloud_image as lab_cloud_image  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[2]
 FLEET = REPO / "inventories" / "lab" / "fleet.yml"
 ROLE = REPO / "roles" / "pxe_server"
-CLOUD_IMAGE_BUILDER = REPO / "lab" / "lib" / "build-cloud-image.sh"
-CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gpucloud-lab"
+CACHE = config.CACHE_DIR
 TOKEN = "Rk7" * 13 + "q"
 BOOT_SERVER = "198.51.100.10"
 OVMF_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.fd")
@@ -60,9 +68,10 @@ STAYED = "staying here (nothing more is done)"
 
 @contextlib.contextmanager
 def _build_lock() -> Iterator[None]:
-    """One build at a time (the tests of this module may run in two pytest-xdist workers at once)."""
+    """One build at a time (the tests of this module may run in two pytest-xdist workers at once, and the lab's
+    image-deploy test beside them): the lab's own build lock."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    with (CACHE / ".image-deploy.lock").open("w") as lock:
+    with lab_cloud_image.LOCK.open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
@@ -92,33 +101,23 @@ def cloud_image() -> Path:
     """The lab's Debian 12 cloud image (raw.zst), built once per builder."""
     for tool in ("debootstrap", "sfdisk", "mke2fs", "zstd"):
         require(tool)
-    digest = hashlib.sha256(CLOUD_IMAGE_BUILDER.read_bytes()).hexdigest()[:12]
-    image = CACHE / ("cloud-image-%s" % digest) / "debian-12-gpucloud-lab-amd64.raw.zst"
-    with _build_lock():
-        if not image.exists():
-            image.parent.mkdir(parents=True, exist_ok=True)
-            build = subprocess.run(["bash", str(CLOUD_IMAGE_BUILDER), str(image)], capture_output=True, text=True,
-                                   check=False, timeout=1500)
-            assert build.returncode == 0, build.stdout + build.stderr
-    return image
+    return lab_cloud_image.ensure()
 
 
-class _BootServer(http.server.SimpleHTTPRequestHandler):
-    """The boot server's part: files from its folder; a phone-home post is recorded (its own tests hold the real
-    receiver, roles/pxe_server/files/phone_home.py)."""
+_spec = importlib.util.spec_from_file_location(
+    "phone_home", Path(__file__).resolve().parents[2] / "roles/pxe_server/files/phone_home.py")
+phone_home = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(phone_home)
 
-    posts: list[dict[str, Any]]
 
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
-        url = urllib.parse.urlsplit(self.path)
-        self.posts.append({"path": url.path, "query": urllib.parse.parse_qs(url.query),
-                           "form": urllib.parse.parse_qs(body)})
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
+class _BootServer(phone_home.Handler, http.server.SimpleHTTPRequestHandler):
+    """The boot server's part: files from its folder (GET, as nginx serves them) and posts taken by the boot
+    server's own receiver (the deploy's step reports, the phone-home post), which nginx passes on."""
 
-    def log_message(self, format: str, *args: Any) -> None:
+    do_GET = http.server.SimpleHTTPRequestHandler.do_GET
+    do_HEAD = http.server.SimpleHTTPRequestHandler.do_HEAD
+
+    def log_message(self, format: str, *args: Any) -> None:  # pylint: disable=redefined-builtin
         pass
 
 
@@ -148,8 +147,15 @@ class _Site:
         for name in (deploy.SCRIPT, *deploy.SEED_FILES):
             text = rendered["files"]["hosts/gpu4/" + name]
             (self.served / "hosts" / "gpu4" / name).write_text(text.replace(seeds.TOKEN_SLOT, TOKEN))
-        handler = type("Handler", (_BootServer,), {"posts": []})
-        self.posts: list[dict[str, Any]] = handler.posts
+        # gpu4 marked installing with this install's token, as role os_install leaves it. QEMU's user network
+        # brings every post from loopback: the receiver takes gpu4's from any address (--any-source).
+        self.marks, self.records = tmp_path / "marks", tmp_path / "records"
+        self.marks.mkdir()
+        (self.marks / "gpu4.installing").write_text("gpu4: install started by the os_install role\n")
+        (self.marks / "gpu4.token").write_text('node-gpu4 "%s";\n' % TOKEN)
+        (tmp_path / "nodes.json").write_text(json.dumps({"gpu4": self.node["ip"]}))
+        receiver = phone_home.Receiver(str(tmp_path / "nodes.json"), str(self.records), True, str(self.marks))
+        handler = type("Handler", (_BootServer,), {"receiver": receiver})
         handler_at = functools.partial(handler, directory=str(self.served))
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler_at)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -160,6 +166,16 @@ class _Site:
                 "guestfwd=tcp:%s:8080-cmd:%s nc 127.0.0.1 %d%s"
                 % (BOOT_SERVER, require("busybox"), self.server.server_port, extra),
                 "-device", "virtio-net-pci,netdev=n0,mac=%s,romfile=" % self.node["mac"]]
+
+    def steps(self) -> list[str]:
+        """The steps the deploy reported to the receiver."""
+        path = self.records / "gpu4.steps"
+        return [json.loads(line)["step"] for line in path.read_text().splitlines()] if path.exists() else []
+
+    def host_keys(self) -> list[str]:
+        """The host keys the receiver stored from gpu4's phone-home post (none yet: [])."""
+        path = self.records / "gpu4.json"
+        return json.loads(path.read_text())["host_keys"] if path.exists() else []
 
     def close(self) -> None:
         self.server.shutdown()
@@ -235,6 +251,8 @@ def test_the_deploy_ramdisk_deploys_an_image_on_a_machine(ramdisk: Path, tmp_pat
     assert not failure, failure + "\n" + console
     assert "gpucloud: deploy ramdisk: deployed; rebooting" in console, console
     assert "gpucloud: root disk of gpu4: /dev/vda (hints serial=S5GXNG0R1)" in console
+    assert site.steps() == ["started", "disk", "image", "written", "done"]
+    assert (site.marks / "gpu4.imaged").exists()  # the boot server answers gpu4's network boots with local-boot
     table = disk_images.partitions(disk)
     assert table[15] == (ESP_START, ESP_SECTORS)
     assert table[1][0] == ROOT_START and table[1][0] + table[1][1] == 256 * MIB // SECTOR - 33
@@ -268,6 +286,7 @@ def test_a_deployed_cloud_image_boots_by_uefi_phones_home_and_answers_ssh_with_i
     try:
         failure, timings["deploy"] = _deploy(site, ramdisk, disk, tmp_path / "deploy.log", 600)
         assert not failure, failure + "\n" + _console(tmp_path / "deploy.log")
+        assert site.steps() == ["started", "disk", "image", "written", "done"]
         # First boot: UEFI firmware from the disk only (the NIC has no boot ROM and no boot index).
         vars_copy = tmp_path / "nvram.fd"
         shutil.copyfile(OVMF_VARS, vars_copy)
@@ -281,15 +300,13 @@ def test_a_deployed_cloud_image_boots_by_uefi_phones_home_and_answers_ssh_with_i
         start = time.monotonic()
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            while not site.posts and proc.poll() is None and time.monotonic() - start < 900:
+            while not site.host_keys() and proc.poll() is None and time.monotonic() - start < 900:
                 time.sleep(2)
             timings["phone_home"] = time.monotonic() - start
-            assert site.posts, "no phone-home within %.0f s\n%s" % (timings["phone_home"], _console(serial))
-            post = site.posts[0]
-            assert post["path"] == "/phone-home/gpu4" and post["query"] == {"token": [TOKEN]}
-            keys = [post["form"][k][0].strip() for k in ("pub_key_ed25519", "pub_key_ecdsa", "pub_key_rsa")
-                    if post["form"].get(k)]
-            assert keys and all(k.split()[0] in ("ssh-ed25519", "ecdsa-sha2-nistp256", "ssh-rsa") for k in keys)
+            # Stored by the receiver: the post carried this install's token and host keys it could parse.
+            keys = site.host_keys()
+            assert keys, "no phone-home within %.0f s\n%s" % (timings["phone_home"], _console(serial))
+            assert all(k.split()[0] in ("ssh-ed25519", "ecdsa-sha2-nistp256", "ssh-rsa") for k in keys)
             known = tmp_path / "known_hosts"
             known.write_text("".join("[127.0.0.1]:%d %s\n" % (port, " ".join(k.split()[:2])) for k in keys))
             login = [ssh, "-F", "/dev/null", "-o", "StrictHostKeyChecking=yes", "-o", "UserKnownHostsFile=%s" % known,

@@ -17,7 +17,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -26,6 +26,9 @@ import yaml
 
 from tests.integration.conftest import BootChain
 from tests.integration.lab import Lab, config, hostvars, kubectl, on, secrets
+
+# isort: split
+from gpucloud_lab.infra import boottarget, cloud_image  # tests.integration.lab puts lab/ on the path
 
 PXE = config.PXE_SERVER
 REPO = Path(__file__).resolve().parents[2]
@@ -170,7 +173,7 @@ def test_dhcp_client_gets_reservation_boot_file_and_ipxe_script(served: Lab, cli
         assert installer.startswith("#!ipxe") and f"url={HTTP}/hosts/gpu4/preseed.cfg" in installer
         mark.unlink()
         local = script()
-        assert local.startswith("#!ipxe") and "exit" in local.split() and "kernel" not in local, local
+        assert local.startswith("#!ipxe") and "exit 1" in local.splitlines() and "kernel" not in local, local
     finally:
         if kept is None:
             mark.unlink(missing_ok=True)
@@ -411,6 +414,101 @@ def test_an_install_with_no_phone_home_post_in_time_fails_and_keeps_its_mark(ser
         assert REGISTRATION not in [e["event_data"].get("task") for e in run.events if e["event"] == "runner_on_ok"]
     finally:
         pxe(f"rm -f {RECORDS}/gpu1.json {MARKS}/gpu1.installing {MARKS}/gpu1.token")
+
+
+DEPLOY_FAILED = "Fail when the deploy failed or did not write the image in time"
+
+
+def _image_inventory(tmp_path: Path) -> Path:
+    """The lab inventory with gpu1 on an image profile that brings its own deploy ramdisk (small files here: the
+    deploy ramdisk's part is played by posts from gpu1, so nothing boots them and the boot server builds none)."""
+    inv = tmp_path / "lab"
+    shutil.copytree(REPO / "inventories" / "lab", inv)
+    files = {}
+    for name in ("vmlinuz", "initrd.gz", "debian-12.raw"):
+        (tmp_path / name).write_bytes(os.urandom(4096))
+        files[name] = (str(tmp_path / name), sha(tmp_path / name))
+    fleet = (inv / "fleet.yml").read_text()
+    profiles = "  os_profiles:\n"
+    assert fleet.count(profiles) == 1
+    profile = ("    deb12img:\n      family: debian\n      version: \"12\"\n      kind: image\n"
+               f"      image: {files['debian-12.raw'][0]}\n      image_sha256: {files['debian-12.raw'][1]}\n"
+               f"      kernel: {files['vmlinuz'][0]}\n      kernel_sha256: {files['vmlinuz'][1]}\n"
+               f"      initrd: {files['initrd.gz'][0]}\n      initrd_sha256: {files['initrd.gz'][1]}\n")
+    head, gpu1 = fleet.replace(profiles, profiles + profile).split("  - name: gpu1\n")
+    gpu1 = re.sub(r"(?m)^    os: \S+$", "    os: deb12img", gpu1, count=1)
+    assert "    os: deb12img\n" in gpu1.split("  - name:")[0]
+    (inv / "fleet.yml").write_text(head + "  - name: gpu1\n" + gpu1)
+    return inv
+
+
+def _step(token: str, step: str, detail: str = "", host: str = "gpu1") -> str:
+    """A step report as deploy.sh posts it (busybox wget: a form post to the node's phone-home URL)."""
+    fields = f"--data-urlencode step={step}" + (f" --data-urlencode {shlex.quote('detail=' + detail)}" if detail else "")
+    return phone_home(host, "gpu1", fields, token)
+
+
+def test_an_image_deploy_s_steps_end_its_network_boots_and_a_failed_deploy_is_reported_at_once(
+        served: Lab, tmp_path: Path) -> None:
+    """gpu1 on an image profile, marked as being installed; its deploy ramdisk's reports are posted from gpu1's
+    address as deploy.sh posts them. A deploy that reports failed makes provision.yml fail at once with the
+    ramdisk's reason, with no power action and the mark kept. A deploy that reports done turns gpu1's network boot
+    into local-boot (nginx reads the receiver's gpu1.imaged) though gpu1 is still marked, and a second start is
+    refused (what a stray network boot into the ramdisk would send); once gpu1 posts its host keys, provision.yml
+    registers it and clears the mark, the token and the image-written mark."""
+    inv = _image_inventory(tmp_path)
+    records = {name: pxe(f"cat {MARKS}/{name}") for name in pxe(f"ls {MARKS}").split()
+               if name in ("gpu1.deployed", "gpu1.decommissioned")}
+    pxe(f"rm -f {RECORDS}/gpu1.json {RECORDS}/gpu1.steps {MARKS}/gpu1.installing {MARKS}/gpu1.token "
+        f"{MARKS}/gpu1.imaged")
+    try:
+        token = _mark("gpu1")
+        render = served.playbook("playbooks/provision.yml", limit="pxe", inventory=inv)
+        assert render.rc == 0, render.failures()
+        local_boot = on("gpu2", f"curl -fsS {HTTP}/local-boot.ipxe").stdout
+        assert on("gpu2", f"curl -fsS {HTTP}/hosts/gpu1.ipxe").stdout != local_boot  # marked: its deploy
+        # A deploy that failed: reported at once, with the ramdisk's reason.
+        assert _step(token, "started", "debian-12.raw") == "204"
+        reason = "no root disk (gpucloud: root disk of gpu1: no disk matches hints serial=S5GXNG0R1)"
+        assert _step(token, "failed", reason) == "204"
+        failed = served.playbook("playbooks/provision.yml", {"os_install_wait_timeout": 600}, limit="pxe,gpu1",
+                                 inventory=inv)
+        assert failed.rc != 0 and failed.failed_tasks() == [DEPLOY_FAILED], failed.failures()
+        message = failed.results(DEPLOY_FAILED)["gpu1"]["msg"]
+        assert message.startswith("gpu1: its deploy failed at ") and reason in message, message
+        assert "-e reinstall=gpu1 -e confirm=gpu1" in message
+        assert not [e for e in failed.events if e["event"] in ("runner_on_ok", "runner_on_failed")
+                    and e["event_data"].get("host") == "gpu1"
+                    and e["event_data"].get("task_action", "").endswith("redfish_system")], "the BMC was asked"
+        assert pxe(f"test -e {MARKS}/gpu1.installing && echo marked || echo clear").strip() == "marked"
+        # A deploy that wrote its image: from done on, gpu1's network boot boots its disk, and no second start.
+        pxe(f"rm -f {RECORDS}/gpu1.steps")
+        for step, detail in (("started", "debian-12.raw"), ("disk", "/dev/nvme0n1"), ("image", "SHA-256 checked"),
+                             ("written", "/dev/nvme0n1, partition 1 grown")):
+            assert _step(token, step, detail) == "204"
+        assert on("gpu2", f"curl -fsS {HTTP}/hosts/gpu1.ipxe").stdout != local_boot
+        assert _step(token, "done", "debian-12.raw on /dev/nvme0n1") == "204"
+        assert on("gpu2", f"curl -fsS {HTTP}/hosts/gpu1.ipxe").stdout == local_boot
+        assert _step(token, "started", "debian-12.raw") == "409"
+        assert _step(token, "disk", host="gpu2") == "403"  # not from gpu1's address
+        assert _step(token, "rebooted") == "400"  # not a step of deploy.sh
+        assert pxe(f"stat -c '%a %U' {RECORDS}/gpu1.steps").split() == ["600", "root"]
+        # The deployed OS's first boot posts the host keys; registration takes them and clears every mark.
+        assert phone_home("gpu1", "gpu1", CLOUD_INIT_FIELDS, token) == "204"
+        done = served.playbook("playbooks/provision.yml", limit="pxe,gpu1", inventory=inv)
+        assert done.rc == 0, done.failures()
+        assert REGISTRATION in [e["event_data"].get("task") for e in done.events if e["event"] == "runner_on_ok"]
+        left = pxe(f"ls {MARKS}").split()
+        assert not {"gpu1.installing", "gpu1.token", "gpu1.imaged"} & set(left), left
+        assert "gpu1.deployed" in left
+        assert on("gpu2", f"curl -fsS {HTTP}/hosts/gpu1.ipxe").stdout == local_boot
+    finally:
+        pxe(f"rm -f {RECORDS}/gpu1.json {RECORDS}/gpu1.steps {MARKS}/gpu1.installing {MARKS}/gpu1.token "
+            f"{MARKS}/gpu1.imaged {MARKS}/gpu1.deployed {MARKS}/gpu1.decommissioned")
+        for name, text in records.items():
+            pxe(f"printf '%s' {shlex.quote(text)} > {MARKS}/{name}")
+        # The boot server as the lab fleet has it (gpu1 on its installer profile again).
+        assert served.playbook("playbooks/provision.yml", limit="pxe").rc == 0
 
 
 LOST = "Report a deployed or decommissioned node that does not answer (never reinstalled unless asked)"
@@ -665,6 +763,134 @@ def test_boot_target_boots_by_uefi_http_when_the_fleet_says_so(lab: Lab, tmp_pat
         for name, text in records.items():
             pxe(f"printf '%s' {shlex.quote(text)} > {MARKS}/{name}")
         # The boot server as the lab's own fleet has it (this test's fleet copy differs in gpu4's boot target).
+        back = lab.playbook("playbooks/provision.yml", limit="pxe")
+        assert back.rc == 0, back.failures()
+
+
+IMAGE_TIMINGS = config.LOG_DIR / "image-deploy-timings.json"
+
+
+def _utc(stamp: str) -> float:
+    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+
+
+def lab_debian_mirror() -> str:
+    """The site Debian mirror the lab's boot server lists (lab/gpucloud_lab/infra/debian_mirror.py)."""
+    return f"http://{config.CONTROLLER_IP}:{config.PKG_MIRROR_PORT}/debian"
+
+
+def _host_key_answers(known_hosts: Path) -> subprocess.CompletedProcess:
+    """What registration runs: gpu4's SSH host key against the managed known_hosts file, no credential offered."""
+    return subprocess.run(["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "-o",
+                           f"UserKnownHostsFile={known_hosts}", "-o", "GlobalKnownHostsFile=/dev/null", "-o",
+                           "ConnectTimeout=10", "-o", "PubkeyAuthentication=no", "-o", "PasswordAuthentication=no",
+                           "-o", "KbdInteractiveAuthentication=no", f"gpucloud-registration@{GPU4.ip}", "true"],
+                          capture_output=True, text=True, check=False, timeout=60)
+
+
+@pytest.mark.boot_chain
+def test_boot_target_deploys_a_cloud_image_and_registers_with_the_keys_it_posted(lab: Lab, tmp_path: Path) -> None:
+    """gpu4 bare (an empty disk) to SSH, as a GPU server: gpu4 on an image profile (the lab's Debian 12 cloud image,
+    served by the lab's image mirror and checked by the boot server against the fleet's digest; root disk by
+    serial), provision.yml -e reinstall=gpu4 -e confirm=gpu4: the boot server builds the deploy ramdisk from the
+    site's Debian mirror, a one-time network boot over Redfish, UEFI PXE, iPXE, the deploy ramdisk writing the
+    image (its step reports on the boot server), the reboot (network first in the boot order: the boot server
+    answers local-boot, the firmware boots the disk), cloud-init's phone-home with the host keys, and registration
+    with StrictHostKeyChecking=yes against exactly those keys. Then a stray network boot of the deployed gpu4 boots
+    its disk again. Stage times go to the lab's log folder (bench/bench_image_deploy.py reads them)."""
+    image = cloud_image.ensure()
+    inv = tmp_path / "lab"
+    shutil.copytree(REPO / "inventories" / "lab", inv)
+    fleet = (inv / "fleet.yml").read_text()
+    profiles = "  os_profiles:\n"
+    assert fleet.count(profiles) == 1
+    fleet = fleet.replace(profiles, profiles + (
+        "    deb12cloud:\n      family: debian\n      version: \"12\"\n      kind: image\n"
+        f"      image: {cloud_image.URL}\n      image_sha256: {cloud_image.sha256(image)}\n"))
+    head, gpu4 = fleet.split("  - name: gpu4\n")
+    gpu4 = re.sub(r"(?m)^    os: \S+$", "    os: deb12cloud", gpu4, count=1)
+    assert "    os: deb12cloud\n" in gpu4.split("  - name:")[0]
+    gpu4 = gpu4.replace("    ip: 198.51.100.24\n", "    ip: 198.51.100.24\n"
+                        f"    root_device: {{serial: {boottarget.DISK_SERIAL}}}\n", 1)
+    (inv / "fleet.yml").write_text(head + "  - name: gpu4\n" + gpu4)
+    assert power(lab, "off").rc == 0
+    records = {name: pxe(f"cat {MARKS}/{name}") for name in pxe(f"ls {MARKS}").split()
+               if name in ("gpu4.deployed", "gpu4.decommissioned")}
+    started = time.time()
+    try:
+        # The lab's group vars do not wait for gpu4 (its installer profile stops at the preseed); this one does.
+        run = lab.playbook("playbooks/provision.yml", {"reinstall": "gpu4", "confirm": "gpu4", "os_install_wait": True,
+                                                       "os_install_wait_timeout": 1200}, limit="pxe,gpu4",
+                           inventory=inv)
+        serial = (config.LOG_DIR / "boot-target.serial.log").read_text(errors="replace")
+        assert run.rc == 0, (run.failures(), serial[-3000:])
+        # The deploy ramdisk the boot server built (this run or an earlier one) from the site's Debian mirror.
+        version = pxe(f"cat {_pxe_root()}/http/deploy/version").split()
+        assert version[0].startswith("linux-image-6.") and version[0].endswith("-amd64"), version
+        assert pxe("apt-cache policy busybox-static").count(lab_debian_mirror()) >= 1
+        assert REGISTRATION in [e["event_data"].get("task") for e in run.events if e["event"] == "runner_on_ok"
+                                and e["event_data"].get("host") == "gpu4"]
+        steps = [json.loads(line) for line in pxe(f"cat {RECORDS}/gpu4.steps").splitlines()]
+        assert [x["step"] for x in steps] == ["started", "disk", "image", "written", "done"], steps
+        assert steps[1]["detail"] == "/dev/vda" and all(x["source"] == GPU4.ip for x in steps)
+        record = json.loads(pxe(f"cat {RECORDS}/gpu4.json"))
+        assert record["source"] == GPU4.ip and record["hostname"] == "gpu4"
+        lines = [line for line in KNOWN_HOSTS.read_text().splitlines() if line.startswith("gpu4,")]
+        assert sorted(line.split(" ", 1)[1] for line in lines) == sorted(record["host_keys"])
+        left = pxe(f"ls {MARKS}").split()
+        assert "gpu4.deployed" in left and not {"gpu4.installing", "gpu4.token", "gpu4.imaged"} & set(left), left
+        # The reboot after the deploy went to the network first and was handed to the disk.
+        assert "is installed (nothing to install on the boot server): booting from its disk" in serial, serial[-3000:]
+        access, acks = _access(started), _dhcp_acks(started)
+        first = {path: stamp for stamp, path in reversed(access)}
+        done = _utc(steps[-1]["time"])
+        assert [t for t, path in access if path == "/hosts/gpu4.ipxe" and t >= done - 1], access
+        timings = {
+            "power_cycled": _event_time(run, "Boot once from the network and power-cycle the node", "gpu4"),
+            "dhcp_firmware": next(t for t, f in acks if f == "snponly.efi"),
+            "ipxe_script": first["/hosts/gpu4.ipxe"],
+            "ramdisk_initrd": first["/deploy/initrd.gz"],
+            "deploy_started": _utc(steps[0]["time"]),
+            "image_checked": _utc(steps[2]["time"]),
+            "image_written": _utc(steps[3]["time"]),
+            "deploy_done": done,
+            "phone_home": _utc(record["received"]),
+            "registered": _event_time(run, REGISTRATION, "gpu4"),
+        }
+        timings = {k: round(v - started, 1) for k, v in timings.items()}
+        assert all(b >= a - 1.0 for a, b in itertools.pairwise(timings.values())), timings  # whole seconds
+        IMAGE_TIMINGS.write_text(json.dumps(timings, indent=2) + "\n")
+        print("image deploy of gpu4 (s after provision.yml started):", json.dumps(timings))
+
+        # The fleet's admin user logs in with the site's key (the lab's), against the posted host keys only.
+        login = subprocess.run(["ssh", "-i", str(config.SSH_KEY), "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes",
+                                "-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={KNOWN_HOSTS}", "-o",
+                                "GlobalKnownHostsFile=/dev/null", f"gpucloud@{GPU4.ip}",
+                                "hostname; sudo -n cat /var/lib/cloud/seed/nocloud/meta-data; cat /proc/swaps | wc -l"],
+                               capture_output=True, text=True, check=False, timeout=60)
+        assert login.returncode == 0, login.stderr
+        out = login.stdout.splitlines()
+        assert out[0] == "gpu4" and out[-1] == "1", out  # /proc/swaps: its header only
+        assert "local-hostname" in login.stdout
+        # A stray network boot of the deployed gpu4 (a one-time PXE boot asked of its BMC, and a hard power cycle):
+        # local-boot, its disk, the same host key (the seed's sync put the keys on the disk before the post).
+        stray = time.time()
+        assert power(lab, "cycle", lab_boot_once="Pxe").rc == 0
+        deadline = time.monotonic() + 600
+        while not [t for t, path in _access(stray) if path == "/hosts/gpu4.ipxe"]:
+            assert time.monotonic() < deadline, "gpu4 did not boot from the network"
+            time.sleep(3)
+        while (answer := _host_key_answers(KNOWN_HOSTS)).returncode != 0 and "Permission denied" not in answer.stderr:
+            assert time.monotonic() < deadline, answer.stderr
+            assert "Host key verification failed" not in answer.stderr, answer.stderr
+            time.sleep(5)
+        assert not [p for _t, p in _access(stray) if p.startswith(("/deploy/", "/os/", "/hosts/gpu4/"))]
+        assert pxe(f"cat {RECORDS}/gpu4.steps").count("\n") == 5  # no deploy ran
+    finally:
+        assert power(lab, "off").rc == 0
+        pxe(f"rm -f {MARKS}/gpu4.installing {MARKS}/gpu4.token {MARKS}/gpu4.imaged {MARKS}/gpu4.deployed")
+        for name, text in records.items():
+            pxe(f"printf '%s' {shlex.quote(text)} > {MARKS}/{name}")
         back = lab.playbook("playbooks/provision.yml", limit="pxe")
         assert back.rc == 0, back.failures()
 

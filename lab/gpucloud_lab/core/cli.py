@@ -78,6 +78,7 @@ def _fetch_the_rest() -> None:
     rootfs.ensure_base()
     tools.ensure_tools()
     redfish.ensure_venv()
+    pkg_mirror.ensure_debian()
 
 
 def cmd_prepare(_args: argparse.Namespace) -> int:

@@ -9,8 +9,13 @@ node's script, as on a real server whose NIC has no iPXE.
 
 Powered on and off on demand (`gpucloud-lab boot-target on|off`, or `power_on()` from tests), and
 by its BMC: the fleet node gpu4's Redfish emulator (redfish.py) runs
-`python3 -m gpucloud_lab.infra.boottarget on network|http|disk|off|state` (http: UEFI HTTP boot). It has
-no disk: booting from disk ends in the firmware's "no bootable device", as an empty server does.
+`python3 -m gpucloud_lab.infra.boottarget on network|http|disk|off|state` (http: UEFI HTTP boot).
+
+Its disk (``DISK``, a sparse 4 GiB file seen as a virtio disk of serial ``DISK_SERIAL``) is empty when the lab
+comes up, as a new server's is, and kept across power cycles until `down`. A network boot puts the NIC first and
+the disk second in the firmware's boot order, as a server provisioned over the network is set up; the machine
+reboots as a server does (the deploy ramdisk's reboot, an installed OS's), so after a one-time network boot the
+firmware tries the network again, and the boot server's local-boot answer (iPXE ``exit``) hands it on to the disk.
 Its firmware's debug output and serial console go to the lab's log directory.
 """
 from __future__ import annotations
@@ -51,22 +56,37 @@ NVRAM = config.STATE_DIR / "boot-target.nvram.fd"
 # used in NVRAM, and "UEFI HTTPv4" ahead of "UEFI PXEv4" would make the next one-time Pxe boot an HTTP boot (seen:
 # the PXE test after an HTTP one got the HTTP offer). A server's BMC points BootNext at the entry asked for.
 HTTP_NVRAM = config.STATE_DIR / "boot-target.http-nvram.fd"
+DISK = config.STATE_DIR / "boot-target.disk.raw"
+DISK_MIB = 4096
+DISK_SERIAL = "GCLGPU4ROOT01"  # the fleet's root device hint for gpu4 can name it
 
 
-def qemu_command(memory_mb: int = 1024, boot: str = "network") -> list[str]:
-    # OVMF boots by the devices' bootindex (QEMU's -boot order is for the BIOS): network first when asked.
+def qemu_command(memory_mb: int = 1536, boot: str = "network") -> list[str]:
+    # OVMF boots by the devices' bootindex (QEMU's -boot order is for the BIOS): network first when asked, then
+    # the disk. Memory: the deploy ramdisk holds an image in RAM before it writes it.
+    network = BOOT_ORDER[boot] == "n"
     nic = f"virtio-net-pci,netdev=net0,mac={config.BOOT_TARGET.mac},romfile="
     return [
         "ip", "netns", "exec", config.LAB_NETNS,
         "qemu-system-x86_64", "-machine", "pc,accel=tcg", "-m", str(memory_mb), "-smp", "1",
-        "-nodefaults", "-display", "none", "-vga", "none", "-no-reboot",
+        "-nodefaults", "-display", "none", "-vga", "none",
         "-drive", f"if=pflash,format=raw,unit=0,readonly=on,file={OVMF_CODE}",
         "-drive", f"if=pflash,format=raw,unit=1,file={HTTP_NVRAM if boot == 'http' else NVRAM}",
         "-serial", f"file:{SERIAL_LOG}",
         "-chardev", f"file,id=fw,path={FIRMWARE_LOG}", "-device", "isa-debugcon,iobase=0x402,chardev=fw",
         "-netdev", f"tap,id=net0,ifname={config.BOOT_TARGET_TAP},script=no,downscript=no",
-        "-device", nic + (",bootindex=1" if BOOT_ORDER[boot] == "n" else ""),
+        "-device", nic + (",bootindex=1" if network else ""),
+        "-drive", f"file={DISK},if=none,id=disk0,format=raw",
+        "-device", f"virtio-blk-pci,drive=disk0,serial={DISK_SERIAL},bootindex={2 if network else 1}",
     ] + (NO_PXE if boot == "http" else [])
+
+
+def ensure_disk() -> None:
+    """The target's disk: empty (sparse) when made, kept until `down`."""
+    if not DISK.exists():
+        DISK.parent.mkdir(parents=True, exist_ok=True)
+        with DISK.open("wb") as handle:
+            handle.truncate(DISK_MIB * 1024 * 1024)
 
 
 def ensure_nvram() -> None:
@@ -86,6 +106,7 @@ def power_on(boot: str = "network") -> None:
         return
     ensure_tap()
     ensure_nvram()
+    ensure_disk()
     config.LOG_DIR.mkdir(parents=True, exist_ok=True)
     for log in (SERIAL_LOG, FIRMWARE_LOG):
         log.unlink(missing_ok=True)
@@ -115,16 +136,18 @@ class BootTarget:
 
     def up(self) -> None:
         ensure_ra()
+        ensure_disk()
 
     def down(self) -> None:
         power_off()
         stop_ra()
+        DISK.unlink(missing_ok=True)
 
     def rows(self) -> list[Row]:
         ra = "running" if daemon_pid(RA_UNIT) else "stopped"
         return [Row("boot target", state(), f"tap {config.BOOT_TARGET_TAP}",
-                    f"qemu TCG, UEFI (OVMF), mac {config.BOOT_TARGET.mac}, UEFI PXE or HTTP boot via the "
-                    f"segment's DHCP; "
+                    f"qemu TCG, UEFI (OVMF), mac {config.BOOT_TARGET.mac}, disk serial {DISK_SERIAL}, UEFI PXE "
+                    f"or HTTP boot via the segment's DHCP; "
                     f"`gpucloud-lab boot-target on`"),
                 Row("pxe ipv6 RA", ra, config.BRIDGE, "lifetime-0 RA: iPXE reaches DHCP in ~5 s")]
 

@@ -21,6 +21,10 @@ fetches nothing else). The lab inventory lists the three it installs; kubeadm's 
 
 The lab's key fingerprint is written to ``FINGERPRINT`` for the lab inventory to pin (a site pins its
 mirror's key the same way). Nothing here is fetched from the network.
+
+The same server serves the site's Debian mirror under ``debian/`` (infra/debian_mirror.py: Debian's own packages
+that role pxe_server installs and fetches on the boot server), signed with the same key, and the site's image
+mirror under ``images/`` (infra/cloud_image.py: the lab's Debian 12 cloud image, once a test has built it).
 """
 from __future__ import annotations
 
@@ -36,7 +40,7 @@ from pathlib import Path
 from gpucloud_lab.core import config
 from gpucloud_lab.core.components import Row
 from gpucloud_lab.core.util import daemon_pid, port_open, run, say, start_daemon, stop_unit, wait_for, write_file
-from gpucloud_lab.infra import kube
+from gpucloud_lab.infra import cloud_image, debian_mirror, hosts, kube
 
 UNIT = "pkg-mirror"
 PORT = config.PKG_MIRROR_PORT
@@ -44,6 +48,8 @@ MINOR = ".".join(config.KUBERNETES_VERSION.split(".")[:2])
 VERSION = f"{config.KUBERNETES_VERSION}-1.1"
 REPO_PATH = f"core:/stable:/v{MINOR}/deb/"
 URL = f"http://{config.CONTROLLER_IP}:{PORT}/{REPO_PATH}"
+# The site's Debian mirror (infra/debian_mirror.py), served by the same server; the boot server lists it.
+DEBIAN_URL = f"http://{config.CONTROLLER_IP}:{PORT}/debian"
 KEY_HOME = config.CACHE_DIR / "pkg-mirror-gnupg"
 FINGERPRINT = config.STATE_DIR / "pkg-mirror" / "fingerprint"
 SIM_KUBELET = config.LAB_DIR / "gpucloud_lab" / "sim" / "kubelet_sim.py"
@@ -200,10 +206,27 @@ def build(fingerprint: str) -> Path:
     return top
 
 
+def ensure_debian() -> Path:
+    """The Debian mirror's signed repository (fetched once: `lab prepare` calls this)."""
+    debian = debian_mirror.build(ensure_key(), _gpg)
+    run(["gpgconf", "--homedir", str(KEY_HOME), "--kill", "gpg-agent"], check=False)
+    return debian
+
+
 def up() -> None:
     kube.ensure_binaries()
     fingerprint = ensure_key()
     top = build(fingerprint)
+    # The Debian mirror under debian/, the site's image mirror (the lab's cloud image, once built) under images/.
+    images = cloud_image.folder()
+    images.mkdir(parents=True, exist_ok=True)
+    for name, target in (("debian", ensure_debian()), ("images", images)):
+        link = top / name
+        if not (link.is_symlink() and link.resolve() == target.resolve()):
+            link.unlink(missing_ok=True)
+            link.symlink_to(target, target_is_directory=True)
+    debian_mirror.write_sources(hosts.root_dir(config.PXE_SERVER), DEBIAN_URL,
+                                (top / REPO_PATH / "Release.key").read_text())
     write_file(FINGERPRINT, fingerprint + "\n")
     if daemon_pid(UNIT):
         return
@@ -235,4 +258,6 @@ class PackageMirror:
 
     def rows(self) -> list[Row]:
         return [Row("package mirror", state(), URL,
-                    f"kubeadm {VERSION} (real), kubelet {VERSION} SIMULATION; signed with the lab's key")]
+                    f"kubeadm {VERSION} (real), kubelet {VERSION} SIMULATION; signed with the lab's key"),
+                Row("debian mirror", state(), f"{DEBIAN_URL} {debian_mirror.SUITE}",
+                    "Debian's kernel, busybox-static, fdisk, zstd, xz-utils (the boot server's sources)")]
