@@ -134,7 +134,7 @@ class _Site:
         model = load_fleet(data)
         self.node = next(n for n in model["nodes"] if n["name"] == "gpu4")
         site = copy.deepcopy(model["site"])
-        site["os_profiles"]["deb12img"]["image_sha256"] = _sha256(image)
+        site["os_profiles"]["deb12img"]["image_sha256"] = lab_cloud_image.sha256(image)
         options = {"tftp_root": "/srv/gpucloud/tftp", "ssh_keys": ssh_keys, "admin_user": "ops",
                    "phone_home_url": "http://%s:8080/phone-home/{name}" % BOOT_SERVER}
         rendered = tree.render(site, pxe_nodes(model), options)
@@ -179,14 +179,6 @@ class _Site:
 
     def close(self) -> None:
         self.server.shutdown()
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _free_port() -> int:
