@@ -61,7 +61,7 @@ MAX_BODY = 64 * 1024
 # them equal); ``failed`` may come after any of them, with the reason as its detail.
 STEPS = ("started", "disk", "image", "written", "done", "failed")
 MAX_STEPS = 64
-DETAIL = re.compile(r"^[\x20-\x7e]{1,512}$")
+DETAIL = re.compile(r"[\x20-\x7e]{1,512}")  # fullmatch: "$" would let a trailing newline in
 # The fleet's hostname pattern (plugins/module_utils/_fleet/schema.py HOSTNAME; a unit test holds them equal): a
 # node the fleet accepts can post. This file runs on the boot server alone, so it cannot import the collection.
 NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
@@ -259,7 +259,7 @@ def parse_step(body: bytes) -> dict:
         raise Refused(400, "step: %r is not one of %s" % (step[:40], ", ".join(STEPS)))
     record = {"step": step}
     if "detail" in form:
-        if not DETAIL.match(form["detail"][0]):
+        if not DETAIL.fullmatch(form["detail"][0]):
             raise Refused(400, "detail: not printable text of 1-512 characters")
         record["detail"] = form["detail"][0]
     return record

@@ -241,6 +241,7 @@ def test_deploy_steps_are_appended_for_root_only_and_done_makes_the_image_writte
     ("gpu1", {"step": "rebooted"}, None, 400),                          # not a step of deploy.sh
     ("gpu1", {"step": "started", "extra": "x"}, None, 400),             # a field it does not send
     ("gpu1", {"step": "failed", "detail": "a\nb"}, None, 400),          # not one printable line
+    ("gpu1", {"step": "failed", "detail": "a\n"}, None, 400),           # a line break at its end too
     ("gpu1", {"step": "failed", "detail": "x" * 513}, None, 400),       # too long
     ("gpu1", {"step": "started"}, "A" * 40, 403),                       # not this install's token
     ("gpu2", {"step": "started"}, None, 403),                           # not from gpu2's address
