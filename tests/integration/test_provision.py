@@ -888,7 +888,10 @@ def test_boot_target_deploys_a_cloud_image_and_registers_with_the_keys_it_posted
         assert pxe(f"cat {RECORDS}/gpu4.steps").count("\n") == 5  # no deploy ran
     finally:
         assert power(lab, "off").rc == 0
-        pxe(f"rm -f {MARKS}/gpu4.installing {MARKS}/gpu4.token {MARKS}/gpu4.imaged {MARKS}/gpu4.deployed")
+        # Its marks, its lifecycle record and its phone-home record and step reports (the next tests expect the
+        # boot server's records to hold none of gpu4's).
+        pxe(f"rm -f {MARKS}/gpu4.installing {MARKS}/gpu4.token {MARKS}/gpu4.imaged {MARKS}/gpu4.deployed "
+            f"{RECORDS}/gpu4.json {RECORDS}/gpu4.steps")
         for name, text in records.items():
             pxe(f"printf '%s' {shlex.quote(text)} > {MARKS}/{name}")
         back = lab.playbook("playbooks/provision.yml", limit="pxe")
