@@ -889,9 +889,13 @@ def test_boot_target_deploys_a_cloud_image_and_registers_with_the_keys_it_posted
     finally:
         assert power(lab, "off").rc == 0
         # Its marks, its lifecycle record and its phone-home record and step reports (the next tests expect the
-        # boot server's records to hold none of gpu4's).
+        # boot server's records and the known_hosts file to hold none of gpu4's) ...
         pxe(f"rm -f {MARKS}/gpu4.installing {MARKS}/gpu4.token {MARKS}/gpu4.imaged {MARKS}/gpu4.deployed "
             f"{RECORDS}/gpu4.json {RECORDS}/gpu4.steps")
+        # and the lines registration wrote for gpu4 in the managed known_hosts file (other nodes' lines stay).
+        if KNOWN_HOSTS.exists():
+            kept = [line for line in KNOWN_HOSTS.read_text().splitlines() if not line.startswith(f"gpu4,{GPU4.ip} ")]
+            KNOWN_HOSTS.write_text("".join(line + "\n" for line in kept))
         for name, text in records.items():
             pxe(f"printf '%s' {shlex.quote(text)} > {MARKS}/{name}")
         back = lab.playbook("playbooks/provision.yml", limit="pxe")
