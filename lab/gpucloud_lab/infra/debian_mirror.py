@@ -68,26 +68,38 @@ def build(fingerprint: str, gpg) -> Path:
     pool = top / "pool" / "main"
     pool.mkdir(parents=True)
     run(["apt-get", "download", "-q=2", *(f"{name}={version}" for name, version in wanted.items())], cwd=pool)
-    index = top / "dists" / SUITE / "main" / "binary-amd64"
-    index.mkdir(parents=True)
-    packages = run(["dpkg-scanpackages", "--multiversion", "pool/main", "/dev/null"], cwd=top).stdout
+    dists = top / "dists" / SUITE
+    indexes = write_index(top, "pool/main", dists / "main" / "binary-amd64")
+    sign_release(dists, ["Origin: Debian", "Label: gpucloud-lab mirror of Debian (the boot server's packages)",
+                         f"Suite: {SUITE}", f"Codename: {SUITE}", "Architectures: amd64", "Components: main"],
+                 indexes, fingerprint, gpg)
+    return top
+
+
+def write_index(top: Path, pool: str, index: Path) -> list[Path]:
+    """``Packages`` and ``Packages.gz`` in index for the .deb files under top/pool (paths relative to top, as
+    apt fetches them): the index of an apt repository, shared with the Kubernetes mirror (pkg_mirror.py)."""
+    packages = run(["dpkg-scanpackages", "--multiversion", pool, "/dev/null"], cwd=top).stdout
+    index.mkdir(parents=True, exist_ok=True)
     (index / "Packages").write_text(packages)
     with gzip.GzipFile(index / "Packages.gz", "wb", mtime=0) as handle:
         handle.write(packages.encode())
-    release = ["Origin: Debian", "Label: gpucloud-lab mirror of Debian (the boot server's packages)",
-               f"Suite: {SUITE}", f"Codename: {SUITE}", "Architectures: amd64", "Components: main",
-               f"Date: {email.utils.formatdate(usegmt=True)}"]
+    return [index / "Packages", index / "Packages.gz"]
+
+
+def sign_release(folder: Path, header: list[str], indexes: list[Path], fingerprint: str, gpg) -> None:
+    """folder/Release (header, date, MD5Sum and SHA256 of the indexes by their path under folder), InRelease and
+    Release.gpg signed with the key of fingerprint: what apt verifies."""
+    release = [*header, f"Date: {email.utils.formatdate(usegmt=True)}"]
     for field, algorithm in (("MD5Sum", hashlib.md5), ("SHA256", hashlib.sha256)):
         release.append(f"{field}:")
-        for name in ("Packages", "Packages.gz"):
-            data = (index / name).read_bytes()
-            release.append(f" {algorithm(data).hexdigest()} {len(data)} main/binary-amd64/{name}")
-    dists = top / "dists" / SUITE
-    (dists / "Release").write_text("\n".join(release) + "\n")
-    gpg("--local-user", fingerprint, "--clearsign", "--output", str(dists / "InRelease"), str(dists / "Release"))
-    gpg("--local-user", fingerprint, "--armor", "--detach-sign", "--output", str(dists / "Release.gpg"),
-        str(dists / "Release"))
-    return top
+        for path in indexes:
+            data = path.read_bytes()
+            release.append(f" {algorithm(data).hexdigest()} {len(data)} {path.relative_to(folder)}")
+    (folder / "Release").write_text("\n".join(release) + "\n")
+    gpg("--local-user", fingerprint, "--clearsign", "--output", str(folder / "InRelease"), str(folder / "Release"))
+    gpg("--local-user", fingerprint, "--armor", "--detach-sign", "--output", str(folder / "Release.gpg"),
+        str(folder / "Release"))
 
 
 def write_sources(root: Path, url: str, armored_key: str) -> None:

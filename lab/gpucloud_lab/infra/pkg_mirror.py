@@ -28,8 +28,6 @@ mirror under ``images/`` (infra/cloud_image.py: the lab's Debian 12 cloud image,
 """
 from __future__ import annotations
 
-import email.utils
-import gzip
 import hashlib
 import itertools
 import shutil
@@ -185,22 +183,10 @@ def build(fingerprint: str) -> Path:
     (repo / "amd64").mkdir(parents=True)
     for name, spec in PACKAGES.items():
         _build_deb(name, spec, repo / "amd64" / f"{name}_{VERSION}_amd64.deb")
-    packages = run(["dpkg-scanpackages", "--multiversion", "amd64", "/dev/null"], cwd=repo).stdout
-    (repo / "Packages").write_text(packages)
-    with gzip.GzipFile(repo / "Packages.gz", "wb", mtime=0) as handle:
-        handle.write(packages.encode())
-    sums = {"MD5Sum": hashlib.md5, "SHA256": hashlib.sha256}
-    release = ["Origin: gpucloud-lab", f"Label: gpucloud-lab mirror of pkgs.k8s.io core:/stable:/v{MINOR}",
-               "Architectures: amd64", f"Date: {email.utils.formatdate(usegmt=True)}"]
-    for field, algorithm in sums.items():
-        release.append(f"{field}:")
-        for index in ("Packages", "Packages.gz"):
-            data = (repo / index).read_bytes()
-            release.append(f" {algorithm(data).hexdigest()} {len(data)} {index}")
-    (repo / "Release").write_text("\n".join(release) + "\n")
-    _gpg("--local-user", fingerprint, "--clearsign", "--output", str(repo / "InRelease"), str(repo / "Release"))
-    _gpg("--local-user", fingerprint, "--armor", "--detach-sign", "--output", str(repo / "Release.gpg"),
-         str(repo / "Release"))
+    debian_mirror.sign_release(repo, ["Origin: gpucloud-lab",
+                                      f"Label: gpucloud-lab mirror of pkgs.k8s.io core:/stable:/v{MINOR}",
+                                      "Architectures: amd64"],
+                               debian_mirror.write_index(repo, "amd64", repo), fingerprint, _gpg)
     (repo / "Release.key").write_text(_gpg("--armor", "--export", fingerprint))
     run(["gpgconf", "--homedir", str(KEY_HOME), "--kill", "gpg-agent"], check=False)
     return top
