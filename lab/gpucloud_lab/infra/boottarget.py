@@ -15,7 +15,7 @@ Its disk (``DISK``, a sparse 4 GiB file seen as a virtio disk of serial ``DISK_S
 comes up, as a new server's is, and kept across power cycles until `down`. A network boot puts the NIC first and
 the disk second in the firmware's boot order, as a server provisioned over the network is set up; the machine
 reboots as a server does (the deploy ramdisk's reboot, an installed OS's), so after a one-time network boot the
-firmware tries the network again, and the boot server's local-boot answer (iPXE ``exit``) hands it on to the disk.
+firmware tries the network again, and the boot server's local-boot answer (iPXE ``exit 1``) hands it on to the disk.
 Its firmware's debug output and serial console go to the lab's log directory.
 """
 from __future__ import annotations
