@@ -175,6 +175,8 @@ copies:
       fleet's digest, or empty) and C(key) (the profile key that names it), and either C(src) (a file on the
       controller, checked against C(sha256) before the module returns) or C(url) (to fetch on the boot server and
       check against C(sha256) there).
+    - A qcow2 image of an image profile also has C(convert) (C(format) V(qcow2) and C(path), where the boot server
+      writes its conversion to C(raw.zst), with C(<path>.sha256), the digest the deploy ramdisk checks against).
   returned: always
   type: list
   elements: dict

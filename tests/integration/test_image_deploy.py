@@ -369,3 +369,62 @@ def test_the_role_builds_the_ramdisk_once_and_again_only_when_asked_for_other_mo
     rc, _count, changed = play(check=False, modules=["virtio_blk", "virtio_net", "ext4", "crc32c_generic"])
     assert rc == 0 and "Build the deploy ramdisk" in changed
     assert "virtio_blk" in (built / "version").read_text() and "mlx5_core" not in (built / "version").read_text()
+
+
+def test_the_role_converts_a_qcow2_once_and_refuses_one_that_is_not_the_fleet_s(tmp_path: Path) -> None:
+    """tasks/convert_images.yml against this machine, with what pxe_render returns for a qcow2 profile: check mode
+    changes nothing, a run converts (the raw.zst unpacks to the image's bytes; its digest served next to it), a
+    second run and a check-mode run report no change, and a qcow2 that is not the fleet's fails, leaving what was
+    served."""
+    for tool in ("qemu-img", "zstd"):
+        require(tool)
+    raw = tmp_path / "image.raw"
+    with raw.open("wb") as handle:
+        handle.truncate(64 << 20)
+        handle.seek(1 << 20)
+        handle.write(b"the image's bytes" * 4096)
+    served = tmp_path / "srv" / "http" / "os" / "img"
+    served.mkdir(parents=True)
+    source = served / "genericcloud.qcow2"
+    subprocess.run(["qemu-img", "convert", "-q", "-c", "-f", "raw", "-O", "qcow2", str(raw), str(source)], check=True)
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    dest = served / "genericcloud.raw.zst"
+
+    def play(check: bool, sha256: str = digest) -> tuple[int, list[str], str]:
+        private = tmp_path / ("run%d" % len(list(tmp_path.glob("run*"))))
+        private.mkdir()
+        copies = [{"url": "http://mirror.example/genericcloud.qcow2", "path": "os/img/genericcloud.qcow2",
+                   "sha256": sha256, "key": "site.os_profiles.img.image",
+                   "convert": {"format": "qcow2", "path": "os/img/genericcloud.raw.zst"}}]
+        extravars: dict[str, Any] = {"pxe_server_root": str(tmp_path / "srv"),
+                                     "pxe_server_image_convert_program": str(tmp_path / "lib" / "convert-image.py"),
+                                     "pxe_server__rendered": {"copies": copies},
+                                     "ansible_python_interpreter": "/usr/bin/python3"}
+        run = ansible_runner.run(private_data_dir=str(private), project_dir=str(REPO), quiet=True,
+                                 playbook=str(REPO / "tests" / "integration" / "playbooks" / "convert_images.yml"),
+                                 inventory="localhost,", extravars=extravars, cmdline="--check" if check else None,
+                                 envvars={"ANSIBLE_CONFIG": str(REPO / "ansible.cfg")})
+        changed = [e["event_data"]["task"] for e in run.events
+                   if e.get("event") == "runner_on_ok" and e["event_data"]["res"].get("changed")]
+        failed = [str(e["event_data"]["res"].get("stdout", "")) for e in run.events
+                  if e.get("event") in ("runner_on_failed", "runner_item_on_failed")]
+        return run.rc, changed, "".join(failed)
+
+    convert = "Convert each qcow2 image to raw.zst (a backing file, an external data file or encryption is refused)"
+    rc, changed, _failed = play(check=True)
+    assert rc == 0 and not dest.exists()
+    rc, changed, _failed = play(check=False)
+    assert rc == 0 and convert in changed, changed
+    unpacked = subprocess.run(["zstd", "-dc", str(dest)], capture_output=True, check=True).stdout
+    assert unpacked == raw.read_bytes()
+    assert (served / "genericcloud.raw.zst.sha256").read_text().split()[0] == hashlib.sha256(
+        dest.read_bytes()).hexdigest()
+    stamp = dest.stat().st_mtime
+    assert play(check=False)[:2] == (0, [])
+    assert play(check=True)[:2] == (0, [])
+    assert dest.stat().st_mtime == stamp
+    other = "0" * 64
+    rc, changed, failed = play(check=False, sha256=other)
+    assert rc != 0 and "it has SHA-256 %s, not %s (the fleet's); what was served before stays" % (
+        digest, other) in failed, failed
+    assert dest.stat().st_mtime == stamp

@@ -790,15 +790,15 @@ def _host_key_answers(known_hosts: Path) -> subprocess.CompletedProcess:
 
 @pytest.mark.boot_chain
 def test_boot_target_deploys_a_cloud_image_and_registers_with_the_keys_it_posted(lab: Lab, tmp_path: Path) -> None:
-    """gpu4 bare (an empty disk) to SSH, as a GPU server: gpu4 on an image profile (the lab's Debian 12 cloud image,
-    served by the lab's image mirror and checked by the boot server against the fleet's digest; root disk by
-    serial), provision.yml -e reinstall=gpu4 -e confirm=gpu4: the boot server builds the deploy ramdisk from the
+    """gpu4 bare (an empty disk) to SSH, as a GPU server: gpu4 on an image profile (the lab's Debian 12 cloud image
+    as a qcow2, as vendors publish theirs, served by the lab's image mirror, checked by the boot server against the
+    fleet's digest and converted there to raw.zst; root disk by serial), provision.yml -e reinstall=gpu4 -e confirm=gpu4: the boot server builds the deploy ramdisk from the
     site's Debian mirror, a one-time network boot over Redfish, UEFI PXE, iPXE, the deploy ramdisk writing the
     image (its step reports on the boot server), the reboot (network first in the boot order: the boot server
     answers local-boot, the firmware boots the disk), cloud-init's phone-home with the host keys, and registration
-    with StrictHostKeyChecking=yes against exactly those keys. Then a stray network boot of the deployed gpu4 boots
-    its disk again. Stage times go to the lab's log folder (bench/bench_image_deploy.py reads them)."""
-    image = cloud_image.ensure()
+    with StrictHostKeyChecking=yes against exactly those keys. Then a stray network boot of the deployed gpu4, by
+    UEFI HTTP boot, boots its disk again. Stage times go to the lab's log folder (bench/bench_image_deploy.py reads them)."""
+    image = cloud_image.ensure_qcow2()
     inv = tmp_path / "lab"
     shutil.copytree(REPO / "inventories" / "lab", inv)
     fleet = (inv / "fleet.yml").read_text()
@@ -806,7 +806,7 @@ def test_boot_target_deploys_a_cloud_image_and_registers_with_the_keys_it_posted
     assert fleet.count(profiles) == 1
     fleet = fleet.replace(profiles, profiles + (
         "    deb12cloud:\n      family: debian\n      version: \"12\"\n      kind: image\n"
-        f"      image: {cloud_image.URL}\n      image_sha256: {cloud_image.sha256(image)}\n"))
+        f"      image: {cloud_image.QCOW2_URL}\n      image_sha256: {cloud_image.sha256(image)}\n"))
     head, gpu4 = fleet.split("  - name: gpu4\n")
     gpu4 = re.sub(r"(?m)^    os: \S+$", "    os: deb12cloud", gpu4, count=1)
     assert "    os: deb12cloud\n" in gpu4.split("  - name:")[0]
@@ -833,6 +833,11 @@ def test_boot_target_deploys_a_cloud_image_and_registers_with_the_keys_it_posted
         steps = [json.loads(line) for line in pxe(f"cat {RECORDS}/gpu4.steps").splitlines()]
         assert [x["step"] for x in steps] == ["started", "disk", "image", "written", "done"], steps
         assert steps[1]["detail"] == "/dev/vda" and all(x["source"] == GPU4.ip for x in steps)
+        # The qcow2 (as vendors publish cloud images) was converted by the boot server; gpu4 got the raw.zst and
+        # checked it against the digest the boot server wrote next to it.
+        converted = f"{_pxe_root()}/http/os/deb12cloud/{cloud_image.QCOW2.removesuffix('.qcow2')}.raw.zst"
+        assert steps[2]["detail"] == "SHA-256 checked: " + pxe(f"cut -c 1-64 {converted}.sha256").strip(), steps
+        assert pxe(f"cut -c 1-64 {converted}.source").strip() == cloud_image.sha256(image)
         record = json.loads(pxe(f"cat {RECORDS}/gpu4.json"))
         assert record["source"] == GPU4.ip and record["hostname"] == "gpu4"
         lines = [line for line in KNOWN_HOSTS.read_text().splitlines() if line.startswith("gpu4,")]
@@ -872,10 +877,11 @@ def test_boot_target_deploys_a_cloud_image_and_registers_with_the_keys_it_posted
         out = login.stdout.splitlines()
         assert out[0] == "gpu4" and out[-1] == "1", out  # /proc/swaps: its header only
         assert "local-hostname" in login.stdout
-        # A stray network boot of the deployed gpu4 (a one-time PXE boot asked of its BMC, and a hard power cycle):
-        # local-boot, its disk, the same host key (the seed's sync put the keys on the disk before the post).
+        # A stray network boot of the deployed gpu4, by the second boot path (a one-time UEFI HTTP boot asked of
+        # its BMC, and a hard power cycle): iPXE by URL, local-boot, its disk, the same host key (the seed's sync
+        # put the keys on the disk before the post).
         stray = time.time()
-        assert power(lab, "cycle", lab_boot_once="Pxe").rc == 0
+        assert power(lab, "cycle", lab_boot_once="UefiHttp").rc == 0
         deadline = time.monotonic() + 600
         while not [t for t, path in _access(stray) if path == "/hosts/gpu4.ipxe"]:
             assert time.monotonic() < deadline, "gpu4 did not boot from the network"
@@ -885,6 +891,7 @@ def test_boot_target_deploys_a_cloud_image_and_registers_with_the_keys_it_posted
             assert "Host key verification failed" not in answer.stderr, answer.stderr
             time.sleep(5)
         assert not [p for _t, p in _access(stray) if p.startswith(("/deploy/", "/os/", "/hosts/gpu4/"))]
+        assert [f for _t, f in _dhcp_acks(stray) if f == f"{HTTP}/ipxe/snponly.efi"], _dhcp_acks(stray)
         assert pxe(f"cat {RECORDS}/gpu4.steps").count("\n") == 5  # no deploy ran
     finally:
         assert power(lab, "off").rc == 0

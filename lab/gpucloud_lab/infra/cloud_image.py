@@ -18,6 +18,8 @@ from gpucloud_lab.core import config
 BUILDER = config.LAB_DIR / "lib" / "build-cloud-image.sh"
 NAME = "debian-12-gpucloud-lab-amd64.raw.zst"
 URL = f"http://{config.CONTROLLER_IP}:{config.PKG_MIRROR_PORT}/images/{NAME}"
+QCOW2 = "debian-12-gpucloud-lab-amd64.qcow2"
+QCOW2_URL = f"http://{config.CONTROLLER_IP}:{config.PKG_MIRROR_PORT}/images/{QCOW2}"
 LOCK = config.CACHE_DIR / ".image-deploy.lock"
 
 
@@ -39,6 +41,27 @@ def ensure(timeout: float = 1500) -> Path:
             if build.returncode != 0:
                 raise RuntimeError("building the lab's cloud image failed:\n" + build.stdout + build.stderr)
     return image
+
+
+def ensure_qcow2(timeout: float = 1500) -> Path:
+    """The image as vendors publish theirs (Debian's genericcloud and Rocky's GenericCloud ``.qcow2``, Ubuntu's
+    ``.img``): a compressed qcow2 made from the raw image with qemu-img, once, next to it (served as ``QCOW2_URL``);
+    the boot server converts it back to raw.zst (role pxe_server)."""
+    image = ensure(timeout)
+    qcow2 = image.parent / QCOW2
+    with LOCK.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not qcow2.exists():
+            raw, tmp = qcow2.with_suffix(".raw.tmp"), qcow2.with_suffix(".qcow2.tmp")
+            try:
+                subprocess.run(["zstd", "-q", "-d", "-f", str(image), "-o", str(raw)], check=True, timeout=timeout)
+                subprocess.run(["qemu-img", "convert", "-q", "-c", "-f", "raw", "-O", "qcow2", str(raw), str(tmp)],
+                               check=True, timeout=timeout)
+                tmp.rename(qcow2)
+            finally:
+                raw.unlink(missing_ok=True)
+                tmp.unlink(missing_ok=True)
+    return qcow2
 
 
 def sha256(image: Path) -> str:

@@ -6,7 +6,8 @@ deb.debian.org's (``dists/bookworm/{InRelease,Release}``, ``dists/bookworm/main/
 
 * the kernel (``linux-image-amd64`` and the kernel package it depends on) and ``busybox-static``: role
   pxe_server fetches them with ``apt-get download`` to build the deploy ramdisk of image profiles;
-* ``fdisk``, ``zstd`` and ``xz-utils`` with everything they need: the role installs them on the boot server.
+* ``fdisk``, ``zstd``, ``xz-utils`` and ``qemu-utils`` (qemu-img: qcow2 images are converted on the boot server)
+  with everything they need: the role installs them on the boot server.
 
 An air-gapped site's boot server lists its Debian mirror; the lab's boot server (pxe) lists this one
 (``SOURCES`` and the lab's key in ``/etc/apt/``), written when the mirror comes up, so that the role installs and
@@ -31,7 +32,7 @@ SUITE = "bookworm"
 # pxe_server_deploy_ramdisk_packages; the deploy ramdisk's build takes busybox-static).
 KERNEL = "linux-image-amd64"
 DOWNLOADED = ("busybox-static",)
-INSTALLED = ("fdisk", "zstd", "xz-utils")
+INSTALLED = ("fdisk", "zstd", "xz-utils", "qemu-utils")
 KEYRING = Path("etc/apt/keyrings/gpucloud-lab-mirror.asc")
 SOURCES = Path("etc/apt/sources.list.d/gpucloud-lab-debian.sources")
 

@@ -83,11 +83,12 @@ OS_PROFILE_KEYS = {
     "image_format": False,
 }
 OS_PROFILE_KINDS = ("installer", "image")
-# What the deploy ramdisk writes (module_utils/_provision/deploy.py FORMATS); qcow2 is converted beforehand.
-OS_IMAGE_FORMATS = ("raw", "raw.gz", "raw.zst")
-# How an image's name ends -> its format, when the profile does not say (image_format).
-OS_IMAGE_SUFFIXES = ((".raw.gz", "raw.gz"), (".img.gz", "raw.gz"), (".raw.zst", "raw.zst"), (".img.zst", "raw.zst"),
-                     (".raw", "raw"), (".img", "raw"))
+# What the deploy ramdisk writes (module_utils/_provision/deploy.py FORMATS), and qcow2, which the boot server
+# converts to raw.zst first (role pxe_server, files/convert-image.py).
+OS_IMAGE_FORMATS = ("raw", "raw.gz", "raw.zst", "qcow2")
+# How an image's name ends -> its format, when the profile does not say (image_format). Not ".img": Ubuntu's cloud
+# images (*-cloudimg-amd64.img), CirrOS's and Flatcar's QEMU images are qcow2 under that name, others raw.
+OS_IMAGE_SUFFIXES = ((".raw.gz", "raw.gz"), (".raw.zst", "raw.zst"), (".raw", "raw"), (".qcow2", "qcow2"))
 SHA256 = re.compile(r"^[0-9A-Fa-f]{64}$")
 # Root device hints, as Ironic has them (a disk must match every hint given; size_gb is the size in GiB,
 # rounded down, as Ironic's ``size``). Without serial/wwn/model/size_gb/by_path, the root disk is the smallest

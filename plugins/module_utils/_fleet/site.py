@@ -189,8 +189,9 @@ def _image_profile(c: Checker, p: dict, path: str, entry: dict[str, Any]) -> Non
         name = entry["image"].split("?", 1)[0].lower()
         fmt = next((f for suffix, f in OS_IMAGE_SUFFIXES if name.endswith(suffix)), None)
         if fmt is None:
-            c.add(path + ".image_format", "required: the image's name %r does not say its format; allowed: %s "
-                  "(a qcow2 image is converted first: qemu-img convert -O raw)"
+            c.add(path + ".image_format", "required: the image's name %r does not say its format (a name ending in "
+                  ".raw, .raw.gz, .raw.zst or .qcow2 does; an .img is raw or qcow2: Ubuntu's cloud images are qcow2, "
+                  "`qemu-img info` tells); allowed: %s"
                   % (entry["image"].rsplit("/", 1)[-1], ", ".join(OS_IMAGE_FORMATS)))
         else:
             entry["image_format"] = fmt

@@ -8,9 +8,10 @@ The deploy ramdisk (the profile's ``kernel`` and ``initrd``) boots with ``gpuclo
 deploy.sh>`` on its command line, fetches that script and runs it with its busybox ``sh``. ``deploy.sh``:
 
 1. chooses the root disk from the root device hints (``rootdisk.script``, the installers' rule);
-2. fetches the image from the boot server into RAM and checks its SHA-256 against the fleet's: a mismatch
-   fails before anything is written (the boot server checked it too before serving it; this catches the
-   transfer);
+2. fetches the image from the boot server into RAM and checks its SHA-256 against the fleet's (for an image
+   the boot server converted, a qcow2: against the digest of the ``raw.zst`` it wrote, served next to it) and
+   that it holds a GPT: a mismatch fails before anything is written (the boot server checked it too before
+   serving it; this catches the transfer, and a qcow2 named raw);
 3. fetches the node's seed (``meta-data``, ``user-data``, ``network-config``) and checks that the boot server
    put this install's phone-home token in it;
 4. writes the image to the disk (``raw``, ``raw.gz``, ``raw.zst``), moves the GPT's backup header to the
@@ -85,10 +86,30 @@ say "2/5 fetching $image_url ($format)"
 case $format in
     raw.zst) command -v zstd >/dev/null 2>&1 || fail "the deploy ramdisk has no zstd for a raw.zst image" ;;
 esac
+if [ -n "$image_sha256_url" ]; then
+    # An image the boot server converted (a qcow2 checked against the fleet's digest): the digest of what it wrote.
+    image_sha256=$(wget -q -O - "$image_sha256_url" | head -c 64) || image_sha256=
+    case $image_sha256 in
+        *[!0-9a-f]*|"") fail "the boot server serves no digest of the converted image at $image_sha256_url" ;;
+    esac
+    [ ${#image_sha256} -eq 64 ] || fail "the boot server serves no digest of the converted image at $image_sha256_url"
+fi
 wget -q -O "$work/image" "$image_url" || fail "cannot fetch $image_url"
 got=$(sha256sum "$work/image" | cut -d ' ' -f 1)
 [ "$got" = "$image_sha256" ] ||
-    fail "the image fetched has SHA-256 $got, not $image_sha256 (the fleet's); $disk was not written"
+    fail "the image fetched has SHA-256 $got, not $image_sha256 ($digest_of); $disk was not written"
+# What the image holds, before the disk is touched: a GPT's signature in its second sector (the images' 512-byte
+# sectors). A qcow2 (or any other container) named raw would otherwise be written over the disk.
+magic=$({ %(decompress)s < "$work/image" 2>/dev/null; } | dd bs=512 skip=1 count=1 2>/dev/null | head -c 8)
+if [ "$magic" != "EFI PART" ]; then
+    head=$({ %(decompress)s < "$work/image" 2>/dev/null; } | head -c 4 | od -An -c | tr -s ' ' | sed 's/^ //')
+    case $head in
+        "Q F I 373") fail "the image is a qcow2 (it begins with QFI\\373), not %(format)s: set the profile's" \
+                          "image_format: qcow2 (the boot server converts it); $disk was not written" ;;
+        *) fail "the %(format)s image has no GPT (no 'EFI PART' in its second sector; it begins with: $head);" \
+                "$disk was not written" ;;
+    esac
+fi
 report image "SHA-256 checked: $got" 2>/dev/null
 
 say "3/5 fetching the node's seed from $seed_url"
@@ -170,6 +191,9 @@ def script(node: dict[str, Any], boot: dict[str, Any], seed_url: str, step_url: 
         "image_name=%s" % _quote(boot["image"].rsplit("/", 1)[-1]),
         "image_url=%s" % _quote(boot["image"]),
         "image_sha256=%s" % _quote(boot["image_sha256"]),
+        "image_sha256_url=%s" % _quote(boot.get("image_sha256_url", "")),
+        "digest_of=%s" % _quote("the boot server's, of the %s it converted from the fleet's image" % fmt
+                                if boot.get("image_sha256_url") else "the fleet's"),
         "format=%s" % _quote(fmt),
         "seed_url=%s" % _quote(seed_url),
         "step_url=%s" % _quote(step_url),

@@ -16,7 +16,7 @@ def seed_base(http_base: str, name: str) -> str:
 def kernel_args(node: dict[str, Any], family: str, boot: dict[str, Any], site: dict[str, Any], http_base: str,
                 console: str) -> str:
     seeds = seed_base(http_base, node["name"])
-    if boot.get("image_sha256"):  # kind image: the deploy ramdisk fetches and runs the node's deploy.sh
+    if boot.get("image_kind"):  # kind image: the deploy ramdisk fetches and runs the node's deploy.sh
         args = ["gpucloud.deploy=%sdeploy.sh" % seeds, "gpucloud.mac=%s" % node["mac"]]
     elif family == "debian":
         args = [
@@ -40,7 +40,7 @@ def render(node: dict[str, Any], family: str, boot: dict[str, Any], site: dict[s
     return "\n".join([
         "#!ipxe",
         "# Managed by gpucloud.baremetal (role pxe_server): %s, OS profile %s" % (node["name"], node["os"]),
-        "echo gpucloud: %s %s (%s)" % ("deploying" if boot.get("image_sha256") else "installing", node["name"],
+        "echo gpucloud: %s %s (%s)" % ("deploying" if boot.get("image_kind") else "installing", node["name"],
                                        node["os"]),
         "kernel --name linux %s %s || goto failed"
         % (boot["kernel"], kernel_args(node, family, boot, site, http_base, console)),

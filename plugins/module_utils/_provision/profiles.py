@@ -47,6 +47,8 @@ DEFAULTS: dict[str, dict[str, str]] = {
 
 # Where role pxe_server serves the deploy ramdisk it builds (under its HTTP root).
 DEPLOY_RAMDISK_PATH = "deploy"
+# An image of this format is converted by the boot server to CONVERTED_TO before it is served (_converted).
+CONVERTED_FORMAT, CONVERTED_TO = "qcow2", "raw.zst"
 
 
 def is_url(value: str) -> bool:
@@ -72,7 +74,8 @@ def boot_artifacts(profile: dict[str, Any], http_base: str) -> dict[str, Any]:
     if image_kind:
         defaults = {"kernel": "%s/%s/vmlinuz" % (http_base, DEPLOY_RAMDISK_PATH),
                     "initrd": "%s/%s/initrd.gz" % (http_base, DEPLOY_RAMDISK_PATH)}
-    out: dict[str, Any] = {"copies": [], "deploy_ramdisk": image_kind and not profile.get("kernel")}
+    out: dict[str, Any] = {"copies": [], "deploy_ramdisk": image_kind and not profile.get("kernel"),
+                           "image_kind": image_kind}
     problems = []
     for key in ("kernel", "initrd", "image"):
         value = profile.get(key) or defaults.get(key, "")
@@ -88,10 +91,10 @@ def boot_artifacts(profile: dict[str, Any], http_base: str) -> dict[str, Any]:
             if not digest:
                 problems.append("site.os_profiles.%s.image_sha256: required for kind image (64 hex digits): a node "
                                 "writes only an image of the digest the fleet names" % name)
-            if fmt not in deploy.FORMATS:
+            if fmt not in deploy.FORMATS and fmt != CONVERTED_FORMAT:
                 problems.append("site.os_profiles.%s.image_format: %r is not one the deploy ramdisk writes; allowed: "
                                 "%s"
-                                % (name, fmt or None, ", ".join(sorted(deploy.FORMATS))))
+                                % (name, fmt or None, ", ".join([*sorted(deploy.FORMATS), CONVERTED_FORMAT])))
             if problems:
                 continue
             out.update(image_sha256=digest, image_format=fmt)
@@ -110,9 +113,24 @@ def boot_artifacts(profile: dict[str, Any], http_base: str) -> dict[str, Any]:
                                   "key": "site.os_profiles.%s.%s" % (name, key)})
             value = "%s/%s" % (http_base, path)
         out[key] = value
+        if image_kind and key == "image" and out["image_format"] == CONVERTED_FORMAT:
+            _converted(out)
     if problems:
         raise ProblemsError(problems)
     return out
+
+
+def _converted(out: dict[str, Any]) -> None:
+    """A qcow2 image: the boot server converts its checked copy to ``raw.zst`` next to it (role pxe_server,
+    ``files/convert-image.py``) and serves that with ``<path>.sha256``, the digest of what it wrote, which the
+    deploy ramdisk fetches instead of the fleet's (the fleet's is the qcow2's; the boot server checked it)."""
+    source = out["copies"][-1]
+    stem = source["path"][:-len(".qcow2")] if source["path"].endswith(".qcow2") else source["path"]
+    target = stem + "." + CONVERTED_TO
+    source["convert"] = {"format": CONVERTED_FORMAT, "path": target}
+    url = "%s/%s" % (out["image"].rsplit("/", 1)[0], target.rsplit("/", 1)[-1])
+    out.update(image=url, image_format=CONVERTED_TO, image_sha256="", image_sha256_url=url + ".sha256",
+               image_source_sha256=source["sha256"])
 
 
 def verify_copies(copies: list[dict[str, Any]]) -> None:

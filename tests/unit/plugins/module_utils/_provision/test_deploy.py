@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -70,17 +71,22 @@ def test_an_image_profile_takes_its_format_from_the_image_name() -> None:
     model = load_fleet(_fleet(_image_profile()))
     profile = model["site"]["os_profiles"]["deb12img"]
     assert (profile["kind"], profile["image_format"], profile["image_sha256"]) == ("image", "raw.gz", DIGEST)
-    zst = load_fleet(_fleet(_image_profile(image="/srv/images/rocky-9.img.zst")))
+    zst = load_fleet(_fleet(_image_profile(image="/srv/images/rocky-9.raw.zst")))
     assert zst["site"]["os_profiles"]["deb12img"]["image_format"] == "raw.zst"
+    qcow2 = load_fleet(_fleet(_image_profile(image="http://mirror.example/debian-12-genericcloud-amd64.qcow2")))
+    assert qcow2["site"]["os_profiles"]["deb12img"]["image_format"] == "qcow2"
 
 
 @pytest.mark.parametrize(("change", "expected"), [
     ({"image_sha256": None}, "site.os_profiles.deb12img.image_sha256: required for kind image"),
     ({"kernel": None}, "site.os_profiles.deb12img.kernel: a deploy ramdisk of your own needs both kernel and initrd"),
-    ({"image": "http://mirror.example/debian-12-genericcloud-amd64.qcow2"},
-     "site.os_profiles.deb12img.image_format: required: the image's name 'debian-12-genericcloud-amd64.qcow2' "
-     "does not say its format; allowed: raw, raw.gz, raw.zst"),
-    ({"image_format": "qcow2"}, "site.os_profiles.deb12img.image_format: 'qcow2' is not one of raw, raw.gz, raw.zst"),
+    # Ubuntu's cloud images are qcow2 under this name: ".img" says nothing.
+    ({"image": "https://cloud-images.ubuntu.com/noble/current/noble-server-cloudimg-amd64.img"},
+     "site.os_profiles.deb12img.image_format: required: the image's name 'noble-server-cloudimg-amd64.img' "
+     "does not say its format"),
+    ({"image": "/srv/images/rocky-9.img.zst"}, "site.os_profiles.deb12img.image_format: required"),
+    ({"image_format": "vmdk"},
+     "site.os_profiles.deb12img.image_format: 'vmdk' is not one of raw, raw.gz, raw.zst, qcow2"),
     ({"kind": "golden"}, "site.os_profiles.deb12img.kind: 'golden' is not one of installer, image"),
     ({"image_sha256": "abc"}, "site.os_profiles.deb12img.image_sha256"),
 ])
@@ -146,6 +152,24 @@ def test_a_profile_without_a_ramdisk_of_its_own_boots_the_one_the_boot_server_bu
     # Nodes of installer profiles alone: nothing to build.
     data = inventory_yaml.load(FLEET)
     assert _render(load_fleet(data), options)["deploy_ramdisk"] is False
+
+
+def test_a_qcow2_image_is_fetched_checked_and_converted_by_the_boot_server_and_the_node_gets_the_raw_zst(
+        options) -> None:
+    url = "https://cloud.debian.org/images/cloud/bookworm/latest/debian-12-genericcloud-amd64.qcow2"
+    rendered = _render(load_fleet(_fleet(_image_profile(image=url))), options)
+    image = [c for c in rendered["copies"] if c["key"] == "site.os_profiles.deb12img.image"]
+    assert image == [{"url": url, "path": "os/deb12img/debian-12-genericcloud-amd64.qcow2", "sha256": DIGEST,
+                      "key": "site.os_profiles.deb12img.image",
+                      "convert": {"format": "qcow2", "path": "os/deb12img/debian-12-genericcloud-amd64.raw.zst"}}]
+    script = rendered["files"]["hosts/gpu4/deploy.sh"]
+    served = "http://198.51.100.10:8080/os/deb12img/debian-12-genericcloud-amd64.raw.zst"
+    assert "image_url='%s'\n" % served in script and "image_sha256=''\n" in script
+    assert "image_sha256_url='%s.sha256'\n" % served in script and "format='raw.zst'\n" in script
+    assert url not in script  # the node never gets the mirror's URL
+    # and it boots the deploy ramdisk to run it (not an installer's command line)
+    assert "gpucloud.deploy=http://198.51.100.10:8080/hosts/gpu4/deploy.sh gpucloud.mac=" in rendered["files"][
+        "hosts/gpu4.ipxe"]
 
 
 def test_cloud_init_s_schema_refuses_a_broken_image_seed(image_model, options) -> None:
@@ -266,12 +290,17 @@ def _ramdisk_path(tmp_path: Path) -> str:
 
 
 def _deploy(node_disk: dict[str, Any], model: dict[str, Any], options: dict[str, Any], image: Path, fmt: str,
-            digest: str | None = None, token: bool = True) -> subprocess.CompletedProcess[str]:
+            digest: str | None = None, token: bool = True,
+            served_digest: bool = True) -> subprocess.CompletedProcess[str]:
     served, base = node_disk["served"], node_disk["base"]
     name = "image." + fmt
     # Where the boot server serves its checked copy (pxe_server fetches the profile's URL to os/<profile>/).
     (served / "os" / "deb12img").mkdir(parents=True, exist_ok=True)
     shutil.copy(image, served / "os" / "deb12img" / name)
+    if fmt == "qcow2":  # converted there by the role's converter, as role pxe_server runs it
+        _convert(served / "os" / "deb12img" / name, served / "os" / "deb12img" / "image.raw.zst")
+        if not served_digest:
+            (served / "os" / "deb12img" / "image.raw.zst.sha256").unlink()
     site = copy.deepcopy(model["site"])
     site["os_profiles"]["deb12img"].update(image="http://mirror.example/%s" % name, image_format=fmt,
                                            image_sha256=digest or hashlib.sha256(image.read_bytes()).hexdigest())
@@ -288,6 +317,27 @@ def _deploy(node_disk: dict[str, Any], model: dict[str, Any], options: dict[str,
            "GPUCLOUD_DEVDIR": str(node_disk["devdir"]), "GPUCLOUD_WORK": str(node_disk["tmp"])}
     return subprocess.run([require("busybox"), "sh", str(script)], env=env, capture_output=True, text=True,
                           check=False, timeout=120)
+
+
+CONVERTER = Path(__file__).resolve().parents[5] / "roles" / "pxe_server" / "files" / "convert-image.py"
+
+
+def _convert(source: Path, dest: Path, digest: str | None = None) -> dict[str, Any]:
+    """role pxe_server's convert-image.py, as the role runs it; its JSON line."""
+    require("qemu-img")
+    run = subprocess.run([sys.executable, str(CONVERTER), "--source", str(source), "--sha256",
+                          digest or hashlib.sha256(source.read_bytes()).hexdigest(), "--dest", str(dest)],
+                         capture_output=True, text=True, check=False, timeout=300)
+    result = json.loads(run.stdout)
+    assert (run.returncode == 0) == (not result["msg"].endswith("what was served before stays")), run.stdout
+    return dict(result, rc=run.returncode)
+
+
+def _qcow2(raw: Path, *options: str) -> Path:
+    image = raw.with_name(raw.name + ".qcow2")
+    subprocess.run([require("qemu-img"), "convert", "-q", "-f", "raw", "-O", "qcow2", *options, str(raw),
+                    str(image)], check=True)
+    return image
 
 
 def _steps(node_disk: dict[str, Any]) -> list[dict[str, Any]]:
@@ -403,6 +453,82 @@ def test_an_image_that_does_not_unpack_fails_naming_it(node_disk, image_model, o
     assert run.returncode == 1
     assert "the raw.gz image does not unpack (gzip -dc)" in run.stderr
     assert "5/5" not in run.stderr
+
+
+def test_a_qcow2_image_is_converted_by_the_boot_server_and_checked_against_the_digest_it_serves(
+        node_disk, image_model, options, tmp_path) -> None:
+    raw = _source_image(tmp_path)
+    image = _qcow2(raw)
+    run = _deploy(node_disk, image_model, options, image, "qcow2")
+    assert run.returncode == 0, run.stderr
+    converted = node_disk["served"] / "os" / "deb12img" / "image.raw.zst"
+    steps = _steps(node_disk)
+    assert [s["step"] for s in steps] == ["started", "disk", "image", "written", "done"], steps
+    assert steps[2]["detail"] == "SHA-256 checked: %s" % hashlib.sha256(converted.read_bytes()).hexdigest()
+    assert steps[-1]["detail"] == "image.raw.zst on %s" % (node_disk["devdir"] / "nvme0n1")
+    # The disk holds the raw image's bytes (its ESP: the table and the root file system change after the write).
+    with raw.open("rb") as want, node_disk["backing"].open("rb") as got:
+        want.seek(ESP_START * SECTOR)
+        got.seek(ESP_START * SECTOR)
+        assert got.read(ESP_SECTORS * SECTOR) == want.read(ESP_SECTORS * SECTOR)
+    assert disk_images.partitions(node_disk["backing"])[1][0] + disk_images.partitions(
+        node_disk["backing"])[1][1] == DISK_MIB * MIB // SECTOR - 33
+
+
+def test_a_converted_image_without_the_boot_server_s_digest_writes_nothing(node_disk, image_model, options,
+                                                                           tmp_path) -> None:
+    run = _deploy(node_disk, image_model, options, _qcow2(_source_image(tmp_path)), "qcow2", served_digest=False)
+    assert run.returncode == 1
+    assert "the boot server serves no digest of the converted image at %s/os/deb12img/image.raw.zst.sha256" % (
+        node_disk["base"]) in run.stderr
+    assert "4/5" not in run.stderr and _disk_untouched(node_disk)
+
+
+def test_a_qcow2_named_raw_writes_nothing(node_disk, image_model, options, tmp_path) -> None:
+    run = _deploy(node_disk, image_model, options, _qcow2(_source_image(tmp_path)), "raw")
+    assert run.returncode == 1
+    assert ("the image is a qcow2 (it begins with QFI\\373), not raw: set the profile's image_format: qcow2"
+            in run.stderr), run.stderr
+    assert "4/5" not in run.stderr and _disk_untouched(node_disk)
+    assert [s["step"] for s in _steps(node_disk)] == ["started", "disk", "failed"]
+
+
+def test_the_converter_refuses_a_qcow2_that_does_not_stand_alone_and_is_idempotent(tmp_path) -> None:
+    raw = _source_image(tmp_path)
+    good = _qcow2(raw)
+    dest = tmp_path / "out" / "image.raw.zst"
+    dest.parent.mkdir()
+    first = _convert(good, dest)
+    assert (first["rc"], first["changed"]) == (0, True)
+    unpacked = subprocess.run([require("zstd"), "-dc", str(dest)], capture_output=True, check=True).stdout
+    assert unpacked == raw.read_bytes()
+    assert (dest.parent / "image.raw.zst.sha256").read_text() == "%s  image.raw.zst\n" % first["sha256"]
+    assert first["sha256"] == hashlib.sha256(dest.read_bytes()).hexdigest()
+    again = _convert(good, dest)
+    assert (again["rc"], again["changed"], again["sha256"]) == (0, False, first["sha256"])
+    # What is served no longer matches its digest: converted again.
+    dest.write_bytes(b"tampered")
+    assert _convert(good, dest)["changed"] is True
+    before = dest.read_bytes()
+    # A qcow2 over another file of the boot server (a backing file, an external data file), an image whose digest
+    # is not the fleet's, a raw file: refused, and what was served stays.
+    backing = tmp_path / "backing.qcow2"
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-b", str(raw), "-F", "raw", str(backing)],
+                   check=True)
+    datafile = tmp_path / "datafile.qcow2"
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-o", "data_file=%s" % (tmp_path / "data.raw"),
+                    str(datafile), "64M"], check=True)
+    for source, digest, expected in (
+            (backing, None, "it names a backing file (%s)" % raw),
+            (datafile, None, "it names an external data file (%s)" % (tmp_path / "data.raw")),
+            (good, DIGEST, "it has SHA-256 %s, not %s (the fleet's)"
+             % (hashlib.sha256(good.read_bytes()).hexdigest(), DIGEST)),
+            (raw, None, "Image is not in qcow2 format")):
+        refused = _convert(source, dest, digest)
+        assert refused["rc"] == 1 and expected in refused["msg"], refused
+        assert dest.read_bytes() == before
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["image.raw.zst", "image.raw.zst.sha256",
+                                                             "image.raw.zst.source"]
 
 
 RAMDISK_FILES = Path(__file__).resolve().parents[5] / "roles" / "pxe_server" / "files" / "deploy-ramdisk"
