@@ -37,6 +37,7 @@ GPU1 = config.host("gpu1")
 PXE_ROOT = config.STATE_DIR / "hosts" / PXE.name / "root"
 DNSMASQ_CONF = "/etc/dnsmasq.d/gpucloud-pxe.conf"
 ACCESS_LOG = "/var/log/nginx/gpucloud-pxe.access.log"
+ERROR_LOG = "/var/log/gpucloud-pxe/phone-home.error.log"  # role pxe_server's pxe_server_phone_home_error_log
 HTTP = config.PXE_HTTP_URL
 GPU4_MAC = GPU4.mac
 UNKNOWN_MAC = "52:54:00:99:99:01"
@@ -297,6 +298,24 @@ def phone_home(host: str, name: str, fields: str, token: str = "") -> str:
                    f"'{HTTP}/phone-home/{name}?token={token}'", check=False)
     assert run.returncode == 0, run.stderr
     return run.stdout
+
+
+def test_the_phone_home_token_reaches_no_log_others_read_when_the_receiver_is_down(served: Lab) -> None:
+    """nginx quotes the request line, token and all, in its error lines ("connect() failed ... request: POST
+    /phone-home/NAME?token=..."): with the receiver stopped, a post is answered 502, and its error line goes to the
+    phone-home location's own log in a folder of root's alone, not to nginx's logs (group adm) or the journal."""
+    token = "leakcheck" + os.urandom(8).hex()
+    pxe("systemctl stop gpucloud-phone-home")
+    try:
+        assert phone_home("gpu1", "gpu1", "--data-urlencode step=started", token) == "502"
+        time.sleep(1)
+        assert pxe(f"grep -rl {token} /var/log/nginx /var/log/syslog 2>/dev/null; true").strip() == ""
+        assert token not in pxe("journalctl --no-pager --since '-2 min'")
+        assert pxe(f"grep -c {token} {ERROR_LOG}").strip() == "1"
+        assert pxe(f"stat -c '%a %U' {ERROR_LOG.rsplit('/', 1)[0]}").split() == ["700", "root"]
+        assert token not in pxe(f"cat {ACCESS_LOG}")
+    finally:
+        pxe("systemctl start gpucloud-phone-home")
 
 
 CLOUD_INIT_FIELDS = " ".join(
