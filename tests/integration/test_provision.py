@@ -811,12 +811,13 @@ def _host_key_answers(known_hosts: Path) -> subprocess.CompletedProcess:
 def test_boot_target_deploys_a_cloud_image_and_registers_with_the_keys_it_posted(lab: Lab, tmp_path: Path) -> None:
     """gpu4 bare (an empty disk) to SSH, as a GPU server: gpu4 on an image profile (the lab's Debian 12 cloud image
     as a qcow2, as vendors publish theirs, served by the lab's image mirror, checked by the boot server against the
-    fleet's digest and converted there to raw.zst; root disk by serial), provision.yml -e reinstall=gpu4 -e confirm=gpu4: the boot server builds the deploy ramdisk from the
-    site's Debian mirror, a one-time network boot over Redfish, UEFI PXE, iPXE, the deploy ramdisk writing the
-    image (its step reports on the boot server), the reboot (network first in the boot order: the boot server
-    answers local-boot, the firmware boots the disk), cloud-init's phone-home with the host keys, and registration
-    with StrictHostKeyChecking=yes against exactly those keys. Then a stray network boot of the deployed gpu4, by
-    UEFI HTTP boot, boots its disk again. Stage times go to the lab's log folder (bench/bench_image_deploy.py reads them)."""
+    fleet's digest and converted there to raw.zst; root disk by serial), provision.yml -e reinstall=gpu4 -e
+    confirm=gpu4: the boot server builds the deploy ramdisk from the site's Debian mirror, a one-time network boot
+    over Redfish, UEFI PXE, iPXE, the deploy ramdisk writing the image (its step reports on the boot server), the
+    reboot (network first in the boot order: the boot server answers local-boot, the firmware boots the disk),
+    cloud-init's phone-home with the host keys, and registration with StrictHostKeyChecking=yes against exactly
+    those keys. Then a stray network boot of the deployed gpu4, by UEFI HTTP boot, boots its disk again. Stage times
+    go to the lab's log folder (bench/bench_image_deploy.py reads them)."""
     image = cloud_image.ensure_qcow2()
     inv = tmp_path / "lab"
     shutil.copytree(REPO / "inventories" / "lab", inv)

@@ -1,5 +1,4 @@
-#!/usr/bin/python3
-# Managed by gpucloud.baremetal (role pxe_server). GNU General Public License v3.0+
+# Managed by gpucloud.baremetal (role pxe_server; run with /usr/bin/python3). GNU General Public License v3.0+
 # (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Convert an OS profile's qcow2 image (already checked against the fleet's SHA-256 by the role) to the raw.zst
 the deploy ramdisk writes, next to it: DEST, DEST.sha256 (the digest of DEST, which the ramdisk checks what it
