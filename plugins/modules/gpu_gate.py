@@ -17,7 +17,8 @@ description:
   - C(inventory) - NVML (C(nvidia-ml-py)) against the fleet - the GPU count, O(model_pattern) when
     given, every NVLink link up when O(nvlink) (NVSwitch systems), every PCIe link at its full width,
     no uncorrected ECC error, no row-remapping failure, no GPU lost; NVMe controllers
-    (C(/sys/class/nvme)) and InfiniBand ports (C(/sys/class/infiniband/*/ports)) when O(nvme_count) and
+    (C(/sys/class/nvme)) and InfiniBand ports (C(/sys/class/infiniband/*/ports/*) whose C(link_layer) is
+    InfiniBand, not the RoCE ports of the same adapters; each must be ACTIVE) when O(nvme_count) and
     O(ib_ports) are given.
   - C(kernel_log) - every C(NVRM Xid) and NVSwitch C(SXid) line since boot; an Xid whose immediate
     action in NVIDIA's Xid catalog is not RESTART_APP or IGNORE (48, 79, 95, 119 and others) and a
@@ -74,7 +75,9 @@ options:
     description: How many NVMe controllers the node must have.
     type: int
   ib_ports:
-    description: How many InfiniBand ports the node must have.
+    description:
+      - How many InfiniBand ports the node must have, all ACTIVE (link layer InfiniBand; RoCE ports are not
+        counted).
     type: int
   thresholds:
     description:
@@ -270,13 +273,12 @@ def _inventory(p: dict) -> tuple[list[dict], list[dict], list[str]]:
     checks = [gate.check("inventory", not bad, "; ".join("%s %s" % (health.where(f), f["message"]) for f in bad)
                          or "%d GPUs as the fleet says" % len(snapshot["gpus"]),
                          measured=len(snapshot["gpus"]), threshold=p["gpu_count"])]
-    for name, pattern, want in (("nvme", "/sys/class/nvme/nvme*", p["nvme_count"]),
-                                ("infiniband", "/sys/class/infiniband/*/ports/*", p["ib_ports"])):
-        if want is not None:
-            have = len(glob.glob(pattern))
-            checks.append(gate.check(name, have == want, "%d %s found, the fleet says %d" % (
-                have, "NVMe controllers" if name == "nvme" else "InfiniBand ports", want), measured=have,
-                threshold=want))
+    if p["nvme_count"] is not None:
+        have = len(glob.glob("/sys/class/nvme/nvme*"))
+        checks.append(gate.check("nvme", have == p["nvme_count"], "%d NVMe controllers found, the fleet says %d" % (
+            have, p["nvme_count"]), measured=have, threshold=p["nvme_count"]))
+    if p["ib_ports"] is not None:
+        checks.append(gate.infiniband_check(gate.infiniband_ports(), p["ib_ports"]))
     warnings = ["%s %s" % (health.where(f), f["message"]) for f in findings if f["severity"] == health.WARNING]
     return checks, snapshot["gpus"], warnings
 

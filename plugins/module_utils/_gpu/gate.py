@@ -17,6 +17,7 @@ check passes. The report (``report()``) is versioned by ``REPORT_SCHEMA``.
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any
 
@@ -102,6 +103,49 @@ def validate_thresholds(overrides: Any) -> list[str]:
         if missing:
             problems.append("%s: missing %s (every bandwidth floor is needed)" % (where, ", ".join(missing)))
     return problems
+
+
+# ---------------------------------------------------------------- InfiniBand ports
+
+IB_SYSFS = "/sys/class/infiniband"
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="ascii", errors="replace") as handle:
+            return handle.read().strip()
+    except OSError:
+        return ""
+
+
+def infiniband_ports(root: str = IB_SYSFS) -> list[dict]:
+    """Every RDMA port under ``root`` (``<device>/ports/<n>``, the kernel's sysfs-class-infiniband ABI): its name,
+    ``link_layer`` (``InfiniBand``, or ``Ethernet`` for a RoCE port of the same adapter) and ``state`` (``4:
+    ACTIVE``, ``1: DOWN``, ...)."""
+    ports = []
+    for device in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+        folder = os.path.join(root, device, "ports")
+        for port in sorted(os.listdir(folder), key=lambda n: (len(n), n)) if os.path.isdir(folder) else []:
+            where = os.path.join(folder, port)
+            ports.append({"port": "%s/%s" % (device, port), "link_layer": _read(os.path.join(where, "link_layer")),
+                          "state": _read(os.path.join(where, "state"))})
+    return ports
+
+
+def infiniband_check(ports: list[dict], want: int) -> dict:
+    """The fleet's count of InfiniBand ports against the ports whose link layer is InfiniBand (a RoCE port of the
+    same adapters is Ethernet, and not counted), each of them ACTIVE: a port down (a cable, a switch port) fails
+    the gate as a missing one does."""
+    ib = [p for p in ports if p["link_layer"] == "InfiniBand"]
+    down = ["%s (%s)" % (p["port"], p["state"] or "no state") for p in ib if p["state"].split(":")[-1].strip()
+            != "ACTIVE"]
+    roce = len(ports) - len(ib)
+    message = "%d InfiniBand ports found, the fleet says %d" % (len(ib), want)
+    if roce:
+        message += " (%d RDMA port(s) of another link layer, RoCE, not counted)" % roce
+    if down:
+        message += "; not active: %s" % ", ".join(down)
+    return check("infiniband", len(ib) == want and not down, message, measured=len(ib) - len(down), threshold=want)
 
 
 # ---------------------------------------------------------------- kernel log

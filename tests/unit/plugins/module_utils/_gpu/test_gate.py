@@ -426,3 +426,39 @@ def test_profile_covers() -> None:
     assert gate.profile_covers("full", "quick") and gate.profile_covers("full", "full")
     assert gate.profile_covers("quick", "quick") and not gate.profile_covers("quick", "full")
     assert not gate.profile_covers(None, "quick") and not gate.profile_covers("burnin", "quick")
+
+
+# --- InfiniBand ports ----------------------------------------------------------------------------------------
+
+def _hca(root: Path, device: str, port: int, link_layer: str, state: str) -> None:
+    """A port as the kernel's sysfs shows it (drivers/infiniband/core/sysfs.c: ``state`` is "%d: %s" of
+    ib_port_state_str, ``link_layer`` "InfiniBand" or "Ethernet"; Documentation/ABI/stable/sysfs-class-infiniband)."""
+    folder = root / device / "ports" / str(port)
+    folder.mkdir(parents=True)
+    (folder / "link_layer").write_text(link_layer + "\n")
+    (folder / "state").write_text(state + "\n")
+
+
+def test_infiniband_ports_count_the_infiniband_link_layer_only_and_each_must_be_active(tmp_path: Path) -> None:
+    """An HGX node as its sysfs shows it: eight ConnectX-7 compute ports (mlx5_0..mlx5_7, InfiniBand) and a
+    BlueField-3 in Ethernet mode (mlx5_8, mlx5_9: RoCE), which the count of InfiniBand ports must not take."""
+    for i in range(8):
+        _hca(tmp_path, "mlx5_%d" % i, 1, "InfiniBand", "4: ACTIVE")
+    for i in (8, 9):
+        _hca(tmp_path, "mlx5_%d" % i, 1, "Ethernet", "4: ACTIVE")
+    ports = gate.infiniband_ports(str(tmp_path))
+    assert len(ports) == 10 and ports[0] == {"port": "mlx5_0/1", "link_layer": "InfiniBand", "state": "4: ACTIVE"}
+    passed = gate.infiniband_check(ports, 8)
+    assert passed["passed"] and passed["measured"] == 8, passed
+    assert "2 RDMA port(s) of another link layer, RoCE, not counted" in passed["message"]
+    # Counting every port, as a glob of ports/* did, would have made 10 of the fleet's 8 (and 8 of 10 pass).
+    assert not gate.infiniband_check(ports, 10)["passed"]
+    # A cable out: the port is there but DOWN; the gate fails naming it.
+    (tmp_path / "mlx5_3" / "ports" / "1" / "state").write_text("1: DOWN\n")
+    down = gate.infiniband_check(gate.infiniband_ports(str(tmp_path)), 8)
+    assert not down["passed"] and down["measured"] == 7
+    assert "8 InfiniBand ports found, the fleet says 8" in down["message"]
+    assert "not active: mlx5_3/1 (1: DOWN)" in down["message"]
+    # No RDMA device at all (no driver, or no sysfs class): none found.
+    none = gate.infiniband_check(gate.infiniband_ports(str(tmp_path / "absent")), 8)
+    assert not none["passed"] and none["message"] == "0 InfiniBand ports found, the fleet says 8"
