@@ -270,6 +270,46 @@ def test_a_gpu_fault_quarantines_its_node_within_the_breaker_and_the_gate_brings
     assert not [k for k in _annotations("gpu2") if k.startswith("gpucloud.baremetal/quarantine")], _annotations("gpu2")
 
 
+def test_a_quarantine_drain_tries_a_disruption_budget_again_and_a_rerun_finishes_it(
+        lab: Lab, converged: Converged) -> None:
+    """A pod on gpu2 under a PodDisruptionBudget that allows no disruption (maxUnavailable 0; the API server answers
+    its eviction 429, as for a budget already spent): the quarantine cordons gpu2 and tries the eviction again every
+    5 s, as kubectl drain does (kubernetes.core.k8s_drain alone fails at the first 429), then fails after the drain
+    timeout naming the budget, gpu2 cordoned and the pod still on it. With the budget gone, the next run (the node
+    is the quarantine's own: no breaker) finishes the drain."""
+    labels = {"app": "gpu-budgeted"}
+    meta = {"name": "gpu-budgeted", "namespace": "default", "labels": labels}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+           "spec": {"nodeName": "gpu2", "containers": [{"name": "work", "image": "registry.k8s.io/pause:3.2"}]}}
+    budget = {"apiVersion": "policy/v1beta1", "kind": "PodDisruptionBudget",  # the lab's API server: 1.20
+              "metadata": {"name": "gpu-budgeted", "namespace": "default"},
+              "spec": {"maxUnavailable": 0, "selector": {"matchLabels": labels}}}
+    kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [pod, budget]}))
+    reason = "GpuDoubleBitError: GPU 0 (GPU-00000000-1111-4222-8333-444455556666) double-bit ECC error"
+    try:
+        blocked = lab.playbook("playbooks/gpu_quarantine.yml", {"node": "gpu2", "reason": reason,
+                                                                "gpu_quarantine_drain_timeout": 12})
+        message = " ".join(blocked.failures())
+        assert blocked.rc != 0 and "disruption budget" in message, message
+        retries = [e for e in blocked.events if e["event"] == "runner_retry"]
+        assert len(retries) >= 2, "the eviction was not tried again"
+        assert _node("gpu2")["spec"].get("unschedulable") is True
+        assert "gpu-budgeted" in _kubectl("get", "pods", "-n", "default", "-o", "name")
+        kubectl("delete", "pdb", "-n", "default", "gpu-budgeted")
+        finished = lab.playbook("playbooks/gpu_quarantine.yml", {"node": "gpu2", "reason": reason})
+        assert finished.rc == 0, finished.failures()
+        assert "gpu-budgeted" not in _kubectl("get", "pods", "-n", "default", "-o", "name"), "the pod was not drained"
+        assert _annotations("gpu2")["gpucloud.baremetal/quarantine-reason"] == reason
+    finally:
+        kubectl("delete", "pdb", "-n", "default", "gpu-budgeted", "--ignore-not-found")
+        kubectl("delete", "pod", "-n", "default", "gpu-budgeted", "--ignore-not-found", "--wait=false")
+        back = lab.playbook("playbooks/gpu_gate.yml", {"regate": "gpu2", "confirm": "gpu2"})
+        kubectl("annotate", "node", "gpu2", "gpucloud.baremetal/last-quarantined-at-",
+                "gpucloud.baremetal/last-quarantine-reason-")
+    assert back.rc == 0, back.failures()
+    assert not _node("gpu2")["spec"].get("unschedulable")
+
+
 ACME = Path.home() / ".kube" / "gpucloud" / "lab" / "acme.kubeconfig"  # what the session's site.yml exported
 RECORD = ("-n", "kube-system", "configmap", "gpucloud-quarantine-gpu1")
 
