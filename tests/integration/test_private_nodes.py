@@ -19,6 +19,7 @@ import pytest
 from tests.integration.lab import LAB_INVENTORY, Lab, config, hostvars, kubectl, on
 
 PLAYBOOK = "playbooks/private_nodes.yml"
+NODE_CHECK = "Refuse a node that is a working Node of its cluster"  # role os_install, tasks/node_check.yml
 # acme is the lab fleet's private tenant (gpu1): its hub and node addresses as the inventory derives them.
 ACME = next(t for t in hostvars()["localhost"]["gpucloud_tenants"] if t["name"] == "acme")
 ACME_HUB, ACME_GPU1 = ACME["wireguard"]["hub_ip"], hostvars()["gpu1"]["gpucloud_node"]["wireguard_ip"]
@@ -245,6 +246,18 @@ def test_private_node_joins_its_tenant_through_the_tunnel_and_offboarding_takes_
         assert subprocess.run(["kubectl", "get", "node", "gpu1"], capture_output=True, check=False).returncode != 0
         again = lab.playbook(PLAYBOOK, extra)
         assert again.rc == 0 and again.changed_tasks() == [], again.changed_tasks()
+
+        # Joined, gpu1 is a working Node of acme's cluster (the host cluster has no Node gpu1): a confirmed
+        # reinstall reads that cluster and is refused before any BMC request or install mark.
+        reinstall = lab.playbook("playbooks/provision.yml", {"reinstall": "gpu1", "confirm": "gpu1",
+                                                             "os_install_tenant_kubeconfig_dir": str(kdir)},
+                                 limit="pxe,gpu1")
+        assert reinstall.rc != 0 and reinstall.failed_tasks() == [NODE_CHECK], reinstall.failures()
+        message = reinstall.results(NODE_CHECK)["gpu1"]["msg"]
+        assert message.startswith("gpu1: is a Node of the cluster of tenant acme, schedulable"), message
+        assert not [e for e in reinstall.events if e.get("event_data", {}).get("host") == "gpu1"
+                    and e.get("event_data", {}).get("task_action", "").endswith("redfish_system")], "the BMC was asked"
+        assert on("pxe", "ls /var/lib/gpucloud/provision/gpu1.installing", check=False).returncode != 0
 
         # Offboarding the tenant drains and deletes its node, resets it and takes the tunnel down.
         off = lab.playbook("playbooks/tenant_offboard.yml", {**extra, "tenant": "acme", "confirm": "acme"})
