@@ -129,8 +129,7 @@ def _converted(out: dict[str, Any]) -> None:
     target = stem + "." + CONVERTED_TO
     source["convert"] = {"format": CONVERTED_FORMAT, "path": target}
     url = "%s/%s" % (out["image"].rsplit("/", 1)[0], target.rsplit("/", 1)[-1])
-    out.update(image=url, image_format=CONVERTED_TO, image_sha256="", image_sha256_url=url + ".sha256",
-               image_source_sha256=source["sha256"])
+    out.update(image=url, image_format=CONVERTED_TO, image_sha256="", image_sha256_url=url + ".sha256")
 
 
 def verify_copies(copies: list[dict[str, Any]]) -> None:
