@@ -335,6 +335,23 @@ def test_a_deployed_cloud_image_boots_by_uefi_phones_home_and_answers_ssh_with_i
         print("image deploy timings (s, TCG): %s" % timings)
 
 
+def _role_tasks(tmp_path: Path, playbook: str, extravars: dict[str, Any], check: bool) -> tuple[int, list[str], str]:
+    """One of role pxe_server's task files against this machine (tests/integration/playbooks/PLAYBOOK): the run's
+    rc, the tasks that changed, and the stdout of what failed (the converter prints its reason there)."""
+    private = tmp_path / ("run%d" % len(list(tmp_path.glob("run*"))))
+    private.mkdir()
+    run = ansible_runner.run(private_data_dir=str(private), project_dir=str(REPO), quiet=True,
+                             playbook=str(REPO / "tests" / "integration" / "playbooks" / playbook),
+                             inventory="localhost,", cmdline="--check" if check else None,
+                             extravars=dict(extravars, ansible_python_interpreter="/usr/bin/python3"),
+                             envvars={"ANSIBLE_CONFIG": str(REPO / "ansible.cfg")})
+    changed = [e["event_data"]["task"] for e in run.events
+               if e.get("event") == "runner_on_ok" and e["event_data"]["res"].get("changed")]
+    failed = [str(e["event_data"]["res"].get("stdout", "")) for e in run.events
+              if e.get("event") in ("runner_on_failed", "runner_item_on_failed")]
+    return run.rc, changed, "".join(failed)
+
+
 def test_the_role_builds_the_ramdisk_once_and_again_only_when_asked_for_other_modules(tmp_path: Path) -> None:
     """tasks/deploy_ramdisk.yml against this machine: check mode changes nothing, a run builds, a second run and
     a check-mode run report no change, and another module list builds again."""
@@ -342,20 +359,12 @@ def test_the_role_builds_the_ramdisk_once_and_again_only_when_asked_for_other_mo
         require(tool)
 
     def play(check: bool, modules: list[str] | None = None) -> tuple[int, int, list[str]]:
-        private = tmp_path / ("run%d" % len(list(tmp_path.glob("run*"))))
-        private.mkdir()
         extravars: dict[str, Any] = {"pxe_server_root": str(tmp_path / "srv"),
-                                     "pxe_server_deploy_ramdisk_dir": str(tmp_path / "lib"),
-                                     "ansible_python_interpreter": "/usr/bin/python3"}
+                                     "pxe_server_deploy_ramdisk_dir": str(tmp_path / "lib")}
         if modules is not None:
             extravars["pxe_server_deploy_modules"] = modules
-        run = ansible_runner.run(private_data_dir=str(private), project_dir=str(REPO), quiet=True,
-                                 playbook=str(REPO / "tests" / "integration" / "playbooks" / "deploy_ramdisk.yml"),
-                                 inventory="localhost,", extravars=extravars, cmdline="--check" if check else None,
-                                 envvars={"ANSIBLE_CONFIG": str(REPO / "ansible.cfg")})
-        changed = [e["event_data"]["task"] for e in run.events
-                   if e.get("event") == "runner_on_ok" and e["event_data"]["res"].get("changed")]
-        return run.rc, len(changed), changed
+        rc, changed, _failed = _role_tasks(tmp_path, "deploy_ramdisk.yml", extravars, check)
+        return rc, len(changed), changed
 
     built = tmp_path / "srv" / "http" / "deploy"
     assert play(check=True)[0] == 0 and not built.exists()
@@ -391,24 +400,12 @@ def test_the_role_converts_a_qcow2_once_and_refuses_one_that_is_not_the_fleet_s(
     dest = served / "genericcloud.raw.zst"
 
     def play(check: bool, sha256: str = digest) -> tuple[int, list[str], str]:
-        private = tmp_path / ("run%d" % len(list(tmp_path.glob("run*"))))
-        private.mkdir()
         copies = [{"url": "http://mirror.example/genericcloud.qcow2", "path": "os/img/genericcloud.qcow2",
                    "sha256": sha256, "key": "site.os_profiles.img.image",
                    "convert": {"format": "qcow2", "path": "os/img/genericcloud.raw.zst"}}]
-        extravars: dict[str, Any] = {"pxe_server_root": str(tmp_path / "srv"),
-                                     "pxe_server_image_convert_program": str(tmp_path / "lib" / "convert-image.py"),
-                                     "pxe_server__rendered": {"copies": copies},
-                                     "ansible_python_interpreter": "/usr/bin/python3"}
-        run = ansible_runner.run(private_data_dir=str(private), project_dir=str(REPO), quiet=True,
-                                 playbook=str(REPO / "tests" / "integration" / "playbooks" / "convert_images.yml"),
-                                 inventory="localhost,", extravars=extravars, cmdline="--check" if check else None,
-                                 envvars={"ANSIBLE_CONFIG": str(REPO / "ansible.cfg")})
-        changed = [e["event_data"]["task"] for e in run.events
-                   if e.get("event") == "runner_on_ok" and e["event_data"]["res"].get("changed")]
-        failed = [str(e["event_data"]["res"].get("stdout", "")) for e in run.events
-                  if e.get("event") in ("runner_on_failed", "runner_item_on_failed")]
-        return run.rc, changed, "".join(failed)
+        return _role_tasks(tmp_path, "convert_images.yml", {
+            "pxe_server_root": str(tmp_path / "srv"), "pxe_server__rendered": {"copies": copies},
+            "pxe_server_image_convert_program": str(tmp_path / "lib" / "convert-image.py")}, check)
 
     convert = "Convert each qcow2 image to raw.zst (a backing file, an external data file or encryption is refused)"
     rc, changed, _failed = play(check=True)
