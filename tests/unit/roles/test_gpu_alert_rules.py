@@ -4,12 +4,14 @@ promtool: the file loads as Prometheus loads it (``promtool check rules``) and e
 where the test series of data/gpu-alerts.test.yml say (``promtool test rules``)."""
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._gpu import gate, health
 from tests.support.tools import require
 
 REPO = Path(__file__).resolve().parents[3]
@@ -73,3 +75,21 @@ def test_the_rules_are_a_prometheusrule_spec_the_operators_crd_accepts() -> None
     spec["groups"][0]["rules"][0]["for"] = "10 minutes"
     with pytest.raises(jsonschema.ValidationError, match="10 minutes"):
         validator.validate(spec)
+
+
+def test_an_xid_that_takes_a_node_out_in_production_also_fails_the_acceptance_gate() -> None:
+    """The three Xid lists (the alerts that drain a node, the gate's fatal Xids, nvml_health's critical ones) differ
+    by intent (the gate is stricter at commissioning: NVLink Xids 144-151 fail it, where the alert only warns), but
+    a GPU that an alert would drain must never pass the gate, and nvml_health's critical Xids are fatal there too.
+    Prometheus' label matchers are anchored (RE2): re.fullmatch reads them as Prometheus does."""
+    draining = set()
+    for group in yaml.safe_load(RULES.read_text())["groups"]:
+        for rule in group["rules"]:
+            matcher = re.search(r'xid(=~|=)"([^"]+)"', rule["expr"])
+            if not matcher or not rule["labels"]["gpucloud_action"].startswith("drain_"):
+                continue
+            pattern = matcher.group(2) if matcher.group(1) == "=~" else re.escape(matcher.group(2))
+            draining |= {code for code in range(256) if re.fullmatch(pattern, str(code))}
+    assert {46, 48, 74, 79, 95, 119}.issubset(draining), sorted(draining)  # the matchers were read
+    assert draining - gate.FATAL_XIDS == set(), "drained in production, passed at commissioning"
+    assert set(health.CRITICAL_XIDS) - gate.FATAL_XIDS == set()
