@@ -5,11 +5,11 @@ the deploy ramdisk writes, next to it: DEST, DEST.sha256 (the digest of DEST, wh
 fetched against) and DEST.source (the qcow2's digest: a DEST made from another image is made again).
 
 Before qemu-img reads the image for conversion, it must be a qcow2 that stands alone: no backing file and no
-external data file (either would make qemu-img read another file of this host into the served image, as
-OpenStack's CVE-2022-47951 and CVE-2024-32498 did), not encrypted, and clean under ``qemu-img check``. The
-format is always named (``-f qcow2``), never probed, and ``qemu-img info`` runs with the address-space and CPU
-limits OpenStack gives it. Prints one JSON line: {"changed", "sha256", "virtual_size", "msg"}; exits 1 with
-"msg" on a failure, leaving what was served before.
+external data file (either would make qemu-img read another file of this host into the served image: the class
+of OpenStack's CVE-2022-47951, VMDK extents, and CVE-2024-32498, qcow2 data files), not encrypted, and clean
+under ``qemu-img check``. The format is always named (``-f qcow2``), never probed, and ``qemu-img info`` runs
+with the address-space and CPU limits OpenStack gives it. Prints one JSON line: {"changed", "sha256",
+"virtual_size", "msg"}; exits 1 with "msg" on a failure, leaving what was served before.
 """
 import argparse
 import hashlib
