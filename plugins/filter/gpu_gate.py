@@ -10,8 +10,8 @@ from typing import Any
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._gpu.gate import read_report
 
 
-def _gpu_gate_report(text: Any) -> dict:
-    return read_report(text)
+def _gpu_gate_report(text: Any, node: Any = None) -> dict:
+    return read_report(text, None if node is None else str(node))
 
 
 def _gpu_gate_check_line(check: Any) -> str:

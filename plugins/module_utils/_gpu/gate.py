@@ -396,11 +396,12 @@ def summary(rep: dict) -> str:
         c["message"] for c in rep["checks"] if not c["passed"]))
 
 
-def read_report(text: Any) -> dict:
+def read_report(text: Any, node: str | None = None) -> dict:
     """What a node's ``latest.json`` says, checked (it comes from the node): never raises.
 
     Returns ``{valid, passed, profile, started, problem}``; anything but a report of this schema with a
-    boolean ``passed`` and a known profile is ``valid: false`` with the reason.
+    boolean ``passed`` and a known profile is ``valid: false`` with the reason, and so is, when ``node`` is
+    given, a report that names another node (a copied file).
     """
     out = {"valid": False, "passed": False, "profile": None, "started": None, "problem": None}
     if not isinstance(text, str) or not text.strip():
@@ -417,6 +418,9 @@ def read_report(text: Any) -> dict:
     if not isinstance(data.get("passed"), bool) or data.get("profile") not in PROFILES or not isinstance(
             data.get("started"), str) or not re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", data["started"]):
         out["problem"] = "passed, profile or started is missing or not as the gate writes it"
+        return out
+    if node is not None and data.get("node") != node:
+        out["problem"] = "a report of another node (%s)" % str(data.get("node"))[:64]
         return out
     out.update(valid=True, passed=data["passed"], profile=data["profile"], started=data["started"])
     if not data["passed"]:

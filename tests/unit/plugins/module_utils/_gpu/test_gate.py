@@ -422,6 +422,16 @@ def test_read_report_invalid(text, problem: str) -> None:
     assert out["valid"] is False and out["passed"] is False and out["problem"].startswith(problem), out
 
 
+def test_read_report_of_another_node_is_not_valid() -> None:
+    """A report copied from another node does not gate this one; without a node name any node's report reads."""
+    text = json.dumps(a_report())
+    assert gate.read_report(text, "gpu-node-1")["valid"] is True
+    out = gate.read_report(text, "gpu-node-2")
+    assert out == {"valid": False, "passed": False, "profile": None, "started": None,
+                   "problem": "a report of another node (gpu-node-1)"}, out
+    assert gate.read_report(json.dumps(a_report(node=None)), "gpu-node-1")["problem"] == "a report of another node (None)"
+
+
 def test_profile_covers() -> None:
     assert gate.profile_covers("full", "quick") and gate.profile_covers("full", "full")
     assert gate.profile_covers("quick", "quick") and not gate.profile_covers("quick", "full")
