@@ -3,6 +3,7 @@
 for against the lab controller's simulation (validate.yml across layers: test_converged.py)."""
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import time
@@ -146,6 +147,14 @@ def _report(node: str) -> dict:
     return json.loads(on(node, "cat /var/lib/gpucloud/gate/latest.json").stdout)
 
 
+RECORDS = "/var/lib/gpucloud/provision/gate"
+
+
+def _kept(node: str) -> dict:
+    """The node's last gate report as role gpu_gate keeps it with the node's lifecycle record (the boot server)."""
+    return json.loads(on("pxe", f"cat {RECORDS}/{node}/latest.json").stdout)
+
+
 def _node(name: str) -> dict:
     return json.loads(_kubectl("get", "node", name, "-o", "json"))
 
@@ -158,11 +167,16 @@ def test_the_gpu_gate_keeps_a_report_and_cordons_a_node_that_fails_it(lab: Lab, 
     # gpu1 is acme's private node with the GPU Operator's driver: it has no driver before it joins its tenant, so
     # the gate leaves it out (and says so) unless regate names it.
     assert "No such file" in on("gpu1", "cat /var/lib/gpucloud/gate/latest.json", check=False).stderr
+    assert on("pxe", f"test -e {RECORDS}/gpu1/latest.json", check=False).returncode != 0
     for node in ("gpu2", "gpu3"):
         report = _report(node)
         assert report["schema"] == "gpucloud.baremetal/gpu-gate/v1" and report["passed"], report
         assert {c["name"] for c in report["checks"]} >= {"inventory", "kernel_log", "dcgm_diag", "h2d", "d2h", "d2d",
                                                          "nccl_all_reduce"}, report
+        # The report is kept with the node's lifecycle record on the boot server, under its start time too.
+        assert _kept(node) == report
+        started = report["started"].replace(":", "")
+        assert json.loads(on("pxe", f"cat {RECORDS}/{node}/reports/{started}.json").stdout) == report
     node = _node("gpu2")
     assert node["metadata"]["labels"].get("gpucloud.baremetal/gpu-gate") == "passed", node["metadata"]["labels"]
     # gpu2 joined before the gate could run (the operator's driver comes after the join), with the gate's taint:
@@ -192,6 +206,16 @@ def test_the_gpu_gate_keeps_a_report_and_cordons_a_node_that_fails_it(lab: Lab, 
         assert {"key": "gpucloud.baremetal/gpu-gate", "value": "failed", "effect": "NoSchedule"} in \
             node["spec"]["taints"], node["spec"]
         assert _report("gpu3")["started"] == gpu3_started, "gpu3 was gated again although regate named gpu2 only"
+        assert _kept("gpu2") == report, "the failed report was not kept in gpu2's record"
+        # Whoever has root on the node (a private node's tenant) can write it a passing report: the verdict is
+        # the record's, so the gate runs again (and fails again) instead of giving the node back.
+        forged = {**_kept("gpu3"), "node": "gpu2"}
+        encoded = base64.b64encode(json.dumps(forged).encode()).decode()
+        on("gpu2", f"echo {encoded} | base64 -d > /var/lib/gpucloud/gate/latest.json")
+        again = lab.playbook("playbooks/gpu_gate.yml", limit="gpu2")
+        assert again.rc != 0 and "FAILED on gpu2" in " ".join(again.failures()), again.failures()
+        assert _node("gpu2")["spec"].get("unschedulable") is True, "a forged report on the node gave gpu2 back"
+        assert not _kept("gpu2")["passed"]
     finally:
         _fault("gpu2", "clear")
     passed = lab.playbook("playbooks/gpu_gate.yml", {"regate": "gpu2", "confirm": "gpu2"})

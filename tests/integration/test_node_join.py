@@ -19,6 +19,8 @@ NODE = "gpu3"
 VARS = {"lab_kubeconfig": str(KUBECONFIG), "lab_join_hosts": NODE, "lab_node_ip": config.host(NODE).ip}
 # An address of the control-plane host where nothing listens: a wrong endpoint.
 WRONG_ENDPOINT = f"{config.CONTROL_PLANE.ip}:6999"
+# Where role gpu_gate keeps gpu3's gate reports with its lifecycle record (the boot server).
+RECORD = f"/var/lib/gpucloud/provision/gate/{NODE}"
 
 
 def _kubectl(*args: str) -> str:
@@ -80,7 +82,8 @@ def test_join_with_the_tls_bootstrap_identity_then_nothing_to_do(fresh_node: Lab
     assert not _kubectl("get", "nodes", "-o", "name").count(f"node/{NODE}")
 
     # site.yml's gate stage may have left gpu3 a passing gate report: then it joins with the gate's label.
-    report = _on_node("cat /var/lib/gpucloud/gate/latest.json 2>/dev/null || true")
+    report = on("pxe", f"cat {RECORD}/latest.json 2>/dev/null || cat /dev/null").stdout or \
+        _on_node("cat /var/lib/gpucloud/gate/latest.json 2>/dev/null || true")
     gate_passed = bool(report.strip()) and json.loads(report).get("passed") is True
     run = fresh_node.playbook("node_join.yml", VARS)
     assert run.rc == 0, run.failures()
@@ -194,11 +197,14 @@ def test_a_node_that_failed_the_gpu_gate_gets_no_join_token(fresh_node: Lab) -> 
             message = " ".join(refused.failures())
             assert refused.rc != 0 and "node_join step gpu-gate refused gpu3" in message, message
             assert "inventory" in message and "regate=gpu3" in message, message
+            assert f"{RECORD}/latest.json" in message, "the verdict was not read from the node's record"
         assert not _tokens(), "a bootstrap token was made for a node that failed the gate"
         assert f"node/{NODE}" not in _kubectl("get", "nodes", "-o", "name")
     finally:
         _fault("clear")
+    # No report: neither the node's own nor the record that role gpu_gate keeps on the boot server.
     _on_node("rm -r /var/lib/gpucloud/gate")
+    on("pxe", f"rm -r {RECORD}")
     joined = fresh_node.playbook("node_join.yml", VARS)
     assert joined.rc == 0, joined.failures()
     taints = json.loads(_kubectl("get", "node", NODE, "-o", "jsonpath={.spec.taints}") or "[]")
@@ -208,3 +214,13 @@ def test_a_node_that_failed_the_gpu_gate_gets_no_join_token(fresh_node: Lab) -> 
     node = json.loads(_kubectl("get", "node", NODE, "-o", "json"))
     assert not [t for t in node["spec"].get("taints", []) if t["key"] == "gpucloud.baremetal/gpu-gate"], node["spec"]
     assert node["metadata"]["labels"].get("gpucloud.baremetal/gpu-gate") == "passed", node["metadata"]["labels"]
+    # A shared node gated before the records were kept has only its own report: the gate copies it in once.
+    own = _on_node("cat /var/lib/gpucloud/gate/latest.json")
+    on("pxe", f"rm -r {RECORD}")
+    adopted = fresh_node.playbook("playbooks/gpu_gate.yml", limit=NODE)
+    assert adopted.rc == 0 and set(adopted.changed_tasks()) == {
+        "The node's record folder on the boot server", "The report, under its start time and as the node's latest"}, \
+        (adopted.failures(), adopted.changed_tasks())
+    assert json.loads(on("pxe", f"cat {RECORD}/latest.json").stdout) == json.loads(own)
+    again = fresh_node.playbook("playbooks/gpu_gate.yml", limit=NODE)
+    assert again.rc == 0 and not again.changed_tasks(), again.changed_tasks()

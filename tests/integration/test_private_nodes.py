@@ -173,8 +173,9 @@ def _prepare_kernels(lab: Lab) -> None:
 
 
 def _gate_passed(node: str) -> bool:
-    """What the node's last GPU gate report (role gpu_gate, kept on the node) says."""
-    report = on(node, "cat /var/lib/gpucloud/gate/latest.json", check=False).stdout
+    """What the node's last GPU gate report says, as role gpu_gate keeps it with the node's lifecycle record on the
+    boot server (a private node's own report is its tenant's to write, so it is never read)."""
+    report = on("pxe", f"cat /var/lib/gpucloud/provision/gate/{node}/latest.json", check=False).stdout
     return bool(report) and json.loads(report).get("passed") is True
 
 
