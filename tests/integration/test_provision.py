@@ -747,11 +747,16 @@ def test_boot_target_boots_by_uefi_http_when_the_fleet_says_so(lab: Lab, tmp_pat
     # gpu4's lifecycle record as the last test left it (the install below forgets it; it comes back at the end)
     records = {name: pxe(f"cat {MARKS}/{name}") for name in pxe(f"ls {MARKS}").split()
                if name in ("gpu4.deployed", "gpu4.decommissioned")}
+    # A node installed again is gated again: its GPU gate verdict (role gpu_gate's record) goes, its reports stay.
+    pxe(f"mkdir -p {MARKS}/gate/gpu4/reports && echo '{{}}' > {MARKS}/gate/gpu4/latest.json"
+        f" && echo '{{}}' > {MARKS}/gate/gpu4/reports/2026-01-01T000000Z.json")
     started = time.time()
     try:
         run = lab.playbook("playbooks/provision.yml", {"reinstall": "gpu4", "confirm": "gpu4"}, limit="pxe,gpu4",
                            inventory=inv)
         assert run.rc == 0, run.failures()
+        assert pxe(f"ls -R {MARKS}/gate/gpu4").split() == [f"{MARKS}/gate/gpu4:", "reports",
+                                                             f"{MARKS}/gate/gpu4/reports:", "2026-01-01T000000Z.json"]
         sent = run.results("Boot once from the network and power-cycle the node")["gpu4"]
         assert sent["boot"]["target"] == "UefiHttp", sent["boot"]
         deadline = time.monotonic() + 300
@@ -778,7 +783,7 @@ def test_boot_target_boots_by_uefi_http_when_the_fleet_says_so(lab: Lab, tmp_pat
         print("UEFI HTTP boot (s after provision.yml started):", json.dumps(timings["uefi_http"]))
     finally:
         assert power(lab, "off").rc == 0
-        pxe(f"rm -f {MARKS}/gpu4.installing {MARKS}/gpu4.token")
+        pxe(f"rm -f {MARKS}/gpu4.installing {MARKS}/gpu4.token && rm -rf {MARKS}/gate/gpu4")
         for name, text in records.items():
             pxe(f"printf '%s' {shlex.quote(text)} > {MARKS}/{name}")
         # The boot server as the lab's own fleet has it (this test's fleet copy differs in gpu4's boot target).
