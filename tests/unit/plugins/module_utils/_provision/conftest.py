@@ -1,10 +1,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The lab fleet as the model gives it, plus a Rocky profile, and the real tools the checks need."""
+"""The lab fleet as the model gives it, plus a Rocky profile (the real tools the checks need: tests/support/tools.py)."""
 from __future__ import annotations
 
 import copy
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,14 +13,6 @@ from tests.support import inventory_yaml
 
 FLEET = Path(__file__).resolve().parents[5] / "inventories" / "lab" / "fleet.yml"
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGpucloudtestkey ops@example"
-
-
-def require(tool: str) -> str:
-    """The tool's path; skipped with the reason where it is missing, a failure in CI (tests/support/ci.py; bindep.txt has it)."""
-    path = shutil.which(tool) or (f"/usr/sbin/{tool}" if os.path.exists(f"/usr/sbin/{tool}") else None)
-    if path is None:
-        pytest.skip(f"{tool} is not installed (bindep.txt)")
-    return path
 
 
 @pytest.fixture

@@ -33,8 +33,9 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.errors i
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision import deploy, seeds, tree, validate
 from tests.support import disk_images, inventory_yaml
 from tests.support.disk_images import ESP_SECTORS, ESP_START, MIB, ROOT_START, SECTOR
+from tests.support.tools import require
 
-from .conftest import FLEET, KEY, require
+from .conftest import FLEET, KEY
 
 REPO = Path(__file__).resolve().parents[5]
 _spec = importlib.util.spec_from_file_location("phone_home", REPO / "roles/pxe_server/files/phone_home.py")

@@ -9,8 +9,7 @@ import pytest
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._errors import ProblemsError
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision import tree
-
-from .conftest import require
+from tests.support.tools import require
 
 
 def dnsmasq_test(text: str, tmp_path: Path) -> subprocess.CompletedProcess:

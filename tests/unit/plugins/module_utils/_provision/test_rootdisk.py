@@ -18,8 +18,9 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import l
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.errors import FleetError
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision import rootdisk, tree, validate
 from tests.support import inventory_yaml
+from tests.support.tools import require
 
-from .conftest import FLEET, require
+from .conftest import FLEET
 
 SHELLS = {"busybox": ["busybox", "sh"], "dash": ["dash"], "bash": ["bash"]}
 GIB = 2097152  # 512-byte sectors

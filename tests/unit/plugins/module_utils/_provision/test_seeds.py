@@ -10,8 +10,9 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import l
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.errors import FleetError
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision import profiles, tree, validate
 from tests.support import inventory_yaml
+from tests.support.tools import require
 
-from .conftest import FLEET, KEY, require
+from .conftest import FLEET, KEY
 
 
 @pytest.fixture
