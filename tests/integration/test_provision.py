@@ -755,8 +755,8 @@ def test_boot_target_boots_by_uefi_http_when_the_fleet_says_so(lab: Lab, tmp_pat
         run = lab.playbook("playbooks/provision.yml", {"reinstall": "gpu4", "confirm": "gpu4"}, limit="pxe,gpu4",
                            inventory=inv)
         assert run.rc == 0, run.failures()
-        assert pxe(f"ls -R {MARKS}/gate/gpu4").split() == [f"{MARKS}/gate/gpu4:", "reports",
-                                                             f"{MARKS}/gate/gpu4/reports:", "2026-01-01T000000Z.json"]
+        kept = [f"{MARKS}/gate/gpu4:", "reports", f"{MARKS}/gate/gpu4/reports:", "2026-01-01T000000Z.json"]
+        assert pxe(f"ls -R {MARKS}/gate/gpu4").split() == kept, "the reinstall kept gpu4's gate verdict"
         sent = run.results("Boot once from the network and power-cycle the node")["gpu4"]
         assert sent["boot"]["target"] == "UefiHttp", sent["boot"]
         deadline = time.monotonic() + 300
