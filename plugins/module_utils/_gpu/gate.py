@@ -25,6 +25,10 @@ from .errors import GateError
 
 REPORT_SCHEMA = "gpucloud.baremetal/gpu-gate/v1"
 PROFILES = ("quick", "full")
+# The largest report read or kept (characters of JSON). A gate report of an 8-GPU node with every check's detail
+# is a few KB; what a node returns is untrusted, and a larger "report" is refused before it is parsed or kept in
+# the node's record on the boot server.
+MAX_REPORT_CHARS = 1024 * 1024
 
 # DCGM diagnostic level per profile (NVIDIA, DCGM user guide "Run Levels": r1 seconds, r2 about 2 minutes,
 # r3 about 15 minutes, r4 hours). quick stays within 20 minutes per node; full is what a burn-in asks.
@@ -406,6 +410,9 @@ def read_report(text: Any, node: str | None = None) -> dict:
     out = {"valid": False, "passed": False, "profile": None, "started": None, "problem": None}
     if not isinstance(text, str) or not text.strip():
         out["problem"] = "no report"
+        return out
+    if len(text) > MAX_REPORT_CHARS:
+        out["problem"] = "larger than %d characters (%d): not a gate report" % (MAX_REPORT_CHARS, len(text))
         return out
     try:
         data = json.loads(text)

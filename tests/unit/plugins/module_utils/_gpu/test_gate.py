@@ -422,6 +422,18 @@ def test_read_report_invalid(text, problem: str) -> None:
     assert out["valid"] is False and out["passed"] is False and out["problem"].startswith(problem), out
 
 
+def test_a_report_larger_than_the_cap_is_refused_before_it_is_parsed() -> None:
+    """A node (a private node's tenant has root on it) cannot make the controller parse or the record keep an
+    arbitrarily large file: a valid report padded past the cap is refused, one just under it reads."""
+    report = a_report()
+    padding = gate.MAX_REPORT_CHARS - len(json.dumps({**report, "pad": ""}))
+    under = json.dumps({**report, "pad": "x" * padding})
+    assert len(under) == gate.MAX_REPORT_CHARS and gate.read_report(under)["valid"] is True
+    over = json.dumps({**report, "pad": "x" * (padding + 1)})
+    out = gate.read_report(over)
+    assert out["valid"] is False and out["problem"].startswith("larger than 1048576 characters (1048577)"), out
+
+
 def test_read_report_of_another_node_is_not_valid() -> None:
     """A report copied from another node does not gate this one; without a node name any node's report reads."""
     text = json.dumps(a_report())
