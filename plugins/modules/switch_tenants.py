@@ -219,6 +219,13 @@ incomplete:
   type: list
   elements: str
   sample: ["interface vlan10 (gpucloud:acme): no VRF (interface vlan10 ip vrf)"]
+diff_from_plan:
+  description:
+    - Whether the push cannot show the change of the owned part as a diff (EOS, SONiC), so that the plan reports
+      it (the role switch_fabric marks this task changed then, so C(--diff) shows the change once).
+  returned: state is merged, replaced, overridden or deleted
+  type: bool
+  sample: true
 commands:
   description:
     - The native change. NVUE - C(set) (REST body), C(unset) (REST paths), C(nv) (nv set/unset lines).

@@ -15,6 +15,9 @@ Per platform:
   part of other platforms' configs (``routing``) and can only be parsed;
 - ``native``: the file that holds the switch's config (parsed back; kept for a render-only
   switch); ``diff``: the file a module diff shows;
+- ``push_diff``: the push shows the change of the owned part as a diff (NVUE's API); where it cannot (EOS:
+  eos_config's diff is the whole running-config; SONiC: commands), the plan reports the change
+  (``diff_from_plan`` in ``switch_tenants``' result), its diff rendered from our tenants only;
 - ``routing``: the platform whose file carries the BGP EVPN part, when not the switch's own;
 - ``svi_address``: the leaf's own SVI address is written (NVUE's VRR needs one per leaf);
 - ``vrf_prefix``: what the platform puts before a VRF name (VRF names have at most 15 characters);
@@ -35,6 +38,7 @@ PLATFORMS: dict[str, dict] = {
         "switch_os": True,
         "native": "nvue.yaml",
         "diff": "nvue.nv",
+        "push_diff": True,
         "routing": "frr",
         "svi_address": True,
         "versions": {
@@ -50,6 +54,7 @@ PLATFORMS: dict[str, dict] = {
         "switch_os": True,
         "native": "sonic.json",
         "diff": "sonic.json",
+        "push_diff": False,
         "routing": "frr",
         "vrf_prefix": "Vrf-",
         "l3vni_vlan": True,
@@ -64,6 +69,7 @@ PLATFORMS: dict[str, dict] = {
         "switch_os": True,
         "native": "eos.cfg",
         "diff": "eos.cfg",
+        "push_diff": False,
         "versions": {
             # VXLAN symmetric IRB with `vxlan vrf`, `ip address virtual`
             "pattern": _RELEASE, "major": 4, "oldest": (4, 28),

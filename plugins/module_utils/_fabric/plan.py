@@ -188,6 +188,7 @@ def _push_state(switch: dict, state: str, running: Any, names: list | None, unde
         "after": after,
         "changes": changes(have, after),
         "commands": native,
+        "diff_from_plan": not PLATFORMS[switch["platform"]].get("push_diff", True),
     }
     if incomplete:
         result["incomplete"] = incomplete

@@ -111,11 +111,22 @@ def test_render_plan_diff_and_kept_files_follow_the_catalog(junos, tmp_path):
     first = plan.run(params(sw, "merged", kept_dir=str(tmp_path), render_after=True))
     assert first["changed"] and first["commands"]["lines"][0].startswith("set tenant gpucloud:")
     assert first["diff"]["before"] == "" and first["diff"]["after"] == rendered["rendered"]["junos.conf"]
+    assert first["diff_from_plan"] is False  # no push_diff in its entry: its push shows its own diff
     (tmp_path / "leaf-r1a.junos.conf").write_text(first["files"]["leaf-r1a.junos.conf"])
     again = plan.run(params(sw, "overridden", kept_dir=str(tmp_path)))
     assert again["changed"] is False
     assert plan.run(params(None, "parsed", rendered["rendered"]["junos.conf"], platform="junos"))["parsed"] == \
         again["after"]
+
+
+@pytest.mark.parametrize("platform", ["nvue", "sonic", "eos"])
+def test_whether_the_plan_reports_the_change_comes_from_the_catalog(platform, tmp_path):
+    """Role switch_fabric marks its plan task changed (so --diff shows the change once) where the platform's push
+    cannot show it: the plan says so from the catalog's push_diff (EOS and SONiC), not from a list in the role."""
+    sw = dict(switches()["leaf-r1a"], platform=platform)
+    result = plan.run(params(sw, "merged", kept_dir=str(tmp_path)))
+    assert result["changed"] and result["diff_from_plan"] is (platform in ("eos", "sonic"))
+    assert result["diff_from_plan"] is not catalog.PLATFORMS[platform]["push_diff"]
 
 
 @pytest.mark.parametrize(("release", "problem"), [
