@@ -30,8 +30,8 @@ def test_every_error_class_derives_from_the_root(path: Path) -> None:
     classes = [c for _n, c in inspect.getmembers(module, inspect.isclass) if c.__module__ == module.__name__]
     assert classes, path
     for cls in classes:
-        assert issubclass(cls, ProblemsError), "%s.%s does not derive from ProblemsError" % (path.parent.name,
-                                                                                         cls.__name__)
+        where = "%s.%s" % (path.parent.name, cls.__name__)
+        assert issubclass(cls, ProblemsError), "%s does not derive from ProblemsError" % where
 
 
 def _exception_classes(tree: ast.AST) -> list[str]:

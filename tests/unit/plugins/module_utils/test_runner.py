@@ -58,8 +58,10 @@ def test_a_result_that_says_failed_fails_with_its_own_keys(capsys) -> None:
     assert rc == 1 and out["failed"] is True and out["msg"] == "the gate failed" and out["report"] == {"passed": False}
 
 
-@pytest.mark.parametrize(("diff_mode", "changed", "kept"), [(True, True, True), (True, False, False),
-                                                           (False, True, False), (False, False, False)])
+DIFF_CASES = [(True, True, True), (True, False, False), (False, True, False), (False, False, False)]
+
+
+@pytest.mark.parametrize(("diff_mode", "changed", "kept"), DIFF_CASES)
 def test_a_diff_is_returned_only_in_diff_mode_and_only_for_a_change(capsys, diff_mode, changed, kept) -> None:
     result = {"changed": changed, "diff": {"before": "a\n", "after": "b\n"}}
     rc, out = main(capsys, lambda m: dict(result), {"name": "x", "_ansible_diff": diff_mode})

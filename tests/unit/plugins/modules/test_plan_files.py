@@ -73,8 +73,7 @@ def test_check_mode_writes_nothing_and_diff_mode_shows_each_file(capsys, tmp_pat
     ("kai/../../etc/passwd", "kai/../../etc/passwd: not a normalised path relative to the plan folder"),
     ("/etc/passwd", "/etc/passwd: not a normalised path relative to the plan folder"),
 ])
-def test_a_path_outside_the_layers_is_refused_before_anything_is_written(capsys, tmp_path: Path, path,
-                                                                          problem) -> None:
+def test_a_path_outside_the_layers_is_refused_before_anything_is_written(capsys, tmp_path, path, problem) -> None:
     dest = tmp_path / "plan"
     rc, out = main(capsys, dest=str(dest), layers=["kai"], data={"kai/ok.yaml": {}, path: {}})
     assert rc == 1 and out["problems"] == [problem], out

@@ -67,8 +67,7 @@ def test_the_archive_form_writes_the_dnsmasq_file_and_one_archive(capsys, args: 
     assert rc == 0 and again["changed"] is False
 
 
-def test_a_key_that_would_reach_every_seed_is_refused_before_anything_is_written(capsys, args: dict[str, Any],
-                                                                                  tmp_path: Path) -> None:
+def test_a_key_that_would_reach_every_seed_is_refused_before_anything_is_written(capsys, args, tmp_path) -> None:
     """A second line in an authorized key would become a line of its own in every seed (an injected directive)."""
     rc, out = main(capsys, **dict(args, ssh_authorized_keys=["not a key\nwith a second line"]))
     assert rc == 1 and out["problems"] == ["ssh_keys[0]: not one public key line ('type base64 [comment]')"], out
