@@ -40,7 +40,7 @@ def owner(text: str | None) -> str | None:
     if not isinstance(text, str) or not text.startswith(MARKER):
         return None
     name = text[len(MARKER) :].split(":", 1)[0]
-    return name if DNS_LABEL.match(name) else None
+    return name if DNS_LABEL.fullmatch(name) else None
 
 
 def incomplete(where: str, tenant: dict, paths: dict[str, str]) -> list[str]:

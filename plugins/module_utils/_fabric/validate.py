@@ -53,7 +53,7 @@ def check_switch(switch: Any, underlay: Any, options: dict | None = None) -> lis
         problems.append("%s.loopback: %r is not an IPv4 address" % (name, switch["loopback"]))
     if not isinstance(underlay, dict):
         problems.append("underlay: must be a mapping with anycast_mac and mtu")
-    elif not _MAC.match(str(underlay.get("anycast_mac", ""))):
+    elif not _MAC.fullmatch(str(underlay.get("anycast_mac", ""))):
         problems.append("underlay.anycast_mac: %r is not a lowercase MAC address" % underlay.get("anycast_mac"))
     opts = options_with_defaults(options)
     rt = opts["route_target_asn"]
@@ -153,7 +153,7 @@ def _port_problems(switch: str, tenants: list, whole: list[int]) -> list[str]:
 
 
 def _port_problem(p: Any) -> str:
-    if not isinstance(p, dict) or not isinstance(p.get("port"), str) or not PORT_NAME.match(p["port"]):
+    if not isinstance(p, dict) or not isinstance(p.get("port"), str) or not PORT_NAME.fullmatch(p["port"]):
         return ": needs a port name"
     if p.get("mode", "access") not in ("access", "trunk"):
         return ".mode: %r is not access or trunk" % (p.get("mode"),)
@@ -206,14 +206,14 @@ def _own_problems(name: Any, vlan: Any, vni: Any, vrf: Any, l3vni: Any, gateway:
     """What is wrong with one tenant's own fields (each problem after its path), cached by value
     and type: a tenant is on many switches."""
     problems = []
-    if not isinstance(name, str) or not DNS_LABEL.match(name):
+    if not isinstance(name, str) or not DNS_LABEL.fullmatch(name):
         problems.append(".name: %r is not a DNS-1123 label" % (name,))
     for key, value, (lo, hi) in (("vlan", vlan, VLAN_RANGE), ("vni", vni, VNI_RANGE), ("l3vni", l3vni, VNI_RANGE)):
         if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
             problems.append(".%s: %r is outside %d..%d" % (key, value, lo, hi))
     spec = PLATFORMS.get(platform, {}) if isinstance(platform, str) else {}
     prefix = spec.get("vrf_prefix", "")
-    if not isinstance(vrf, str) or not VRF_NAME.match(vrf):
+    if not isinstance(vrf, str) or not VRF_NAME.fullmatch(vrf):
         problems.append(".vrf: %r is not a VRF name (letter first, at most %d characters)" % (vrf, VRF_NAME_MAX))
     elif len(prefix + vrf) > VRF_NAME_MAX:
         problems.append(

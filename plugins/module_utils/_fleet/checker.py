@@ -104,7 +104,7 @@ class Checker:
         if not isinstance(value, str) or not value:
             self.add(path, "must be a non-empty string, got %s" % type_name(value))
             return None
-        if pattern is not None and not pattern.match(value):
+        if pattern is not None and not pattern.fullmatch(value):
             self.add(path, "%r is not %s" % (str(value), what))
             return None
         return str(value)

@@ -77,7 +77,7 @@ def version_key(platform: str, text: str) -> tuple | None:
     spec = PLATFORMS[platform]["versions"]
     if text in spec.get("aliases", {}):
         return tuple(spec["aliases"][text])
-    m = re.match(spec["pattern"], text)
+    m = re.fullmatch(spec["pattern"], text)
     if not m:
         return None
     key = tuple(int(part) for part in m.groups() if part is not None)

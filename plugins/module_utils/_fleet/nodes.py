@@ -166,7 +166,7 @@ def bmc(c: Checker, raw: Any, path: str) -> dict:
         if addr:
             out["address"] = addr
             out["url"] = addr.rstrip("/") if "://" in addr else "https://" + addr
-            if not re.match(r"^https?://[A-Za-z0-9.\-\[\]:]+(/.*)?$", out["url"]):
+            if not re.fullmatch(r"^https?://[A-Za-z0-9.\-\[\]:]+(/.*)?$", out["url"]):
                 c.add(path + ".address", "%r is not a BMC address (host, host:port or http(s)://host[:port])" % addr)
     if "username" in b:
         out["username"] = c.string(b["username"], path + ".username")

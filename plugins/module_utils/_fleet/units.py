@@ -30,7 +30,7 @@ def memory_bytes(value: object) -> float | None:
         return None
     if isinstance(value, int) and value in (UNLIMITED, 0):
         return value
-    match = _QUANTITY.match(value) if isinstance(value, str) else None
+    match = _QUANTITY.fullmatch(value) if isinstance(value, str) else None
     if not match:
         return None
     return float(match.group(1)) * _FACTORS[match.group(2)]

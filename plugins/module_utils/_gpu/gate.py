@@ -98,7 +98,7 @@ def validate_thresholds(overrides: Any) -> list[str]:
             if key not in THRESHOLD_KEYS:
                 problems.append("%s.%s: unknown; allowed: %s" % (where, key, ", ".join(sorted(THRESHOLD_KEYS))))
             elif key == "nccl_bytes":
-                if not isinstance(value, str) or not NCCL_BYTES.match(value):
+                if not isinstance(value, str) or not NCCL_BYTES.fullmatch(value):
                     problems.append("%s.nccl_bytes: %r is not a size as nccl-tests takes it (e.g. 16G, 512M)"
                                     % (where, value))
             elif isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
@@ -423,7 +423,7 @@ def read_report(text: Any, node: str | None = None) -> dict:
         out["problem"] = "not a %s report" % REPORT_SCHEMA
         return out
     if not isinstance(data.get("passed"), bool) or data.get("profile") not in PROFILES or not isinstance(
-            data.get("started"), str) or not re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", data["started"]):
+            data.get("started"), str) or not re.fullmatch(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", data["started"]):
         out["problem"] = "passed, profile or started is missing or not as the gate writes it"
         return out
     if node is not None and data.get("node") != node:

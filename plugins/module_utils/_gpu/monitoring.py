@@ -32,7 +32,7 @@ def _address(node: dict, port: int) -> str:
     try:
         parsed = ipaddress.ip_address(address)
     except ValueError:
-        if not HOSTNAME.match(address):
+        if not HOSTNAME.fullmatch(address):
             raise MonitoringError([f"node {node.get('name')!r}: address {address!r} is not an IP address or host "
                                    "name"]) from None
         return f"{address}:{port}"
@@ -49,7 +49,7 @@ def scrape_configs(nodes: list, tenants: list, port: int = 9400, interval: str =
     by_name = {}
     for tenant in tenants or []:
         name = str(tenant.get("name", ""))
-        if not NAME.match(name):
+        if not NAME.fullmatch(name):
             problems.append(f"tenant {name!r}: not a fleet tenant name (lower case letters, digits, '-')")
         by_name[name] = tenant
     seen: set[str] = set()
@@ -100,7 +100,7 @@ def scrape_configs(nodes: list, tenants: list, port: int = 9400, interval: str =
 
 def tenant_federation(tenant: str, source: str, interval: str = "") -> dict:
     """A tenant's own Prometheus: it federates from the operator's Prometheus only the series stamped with it."""
-    if not NAME.match(str(tenant)):
+    if not NAME.fullmatch(str(tenant)):
         raise MonitoringError([f"tenant {tenant!r}: not a fleet tenant name"])
     job = {"job_name": "gpucloud-federate", "honor_labels": True, "metrics_path": "/federate",
            "params": {"match[]": [f'{{tenant="{tenant}"}}']}, "static_configs": [{"targets": [source]}]}

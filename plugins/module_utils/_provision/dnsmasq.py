@@ -55,13 +55,13 @@ def render(site: dict[str, Any], nodes: list[dict[str, Any]], options: dict[str,
     if mode not in DHCP_MODES:
         problems.append("dhcp_mode: %r is not one of %s" % (mode, ", ".join(DHCP_MODES)))
     for i, line in enumerate(options.get("extra") or []):
-        if not isinstance(line, str) or not _OPTION_LINE.match(line):
+        if not isinstance(line, str) or not _OPTION_LINE.fullmatch(line):
             problems.append("dnsmasq_options[%d]: %r is not one dnsmasq option (name[=value] on one line)" % (i, line))
     listen = options.get("listen_address") or ""
     if listen and not _is_ipv4(listen):
         problems.append("listen_address: %r is not an IPv4 address (empty: every address)" % (listen,))
     for i, server in enumerate(options.get("dns_servers") or []):
-        if not re.match(r"^[0-9.]+$|^[0-9a-fA-F:]+$", str(server)):
+        if not re.fullmatch(r"[0-9.]+|[0-9a-fA-F:]+", str(server)):
             problems.append("dns_servers[%d]: %r is not an IP address" % (i, server))
     http_nodes = [n["name"] for n in nodes if n.get("boot_target") == "UefiHttp"]
     if mode == "proxy" and http_nodes:

@@ -60,7 +60,7 @@ MAX_INTERFACES = 64
 def normalize_mac(mac: str) -> str:
     """``AA-BB-...`` or ``aa:bb:...`` -> ``aa:bb:...``; '' when it is no MAC address."""
     text = str(mac or "").strip()
-    return text.lower().replace("-", ":") if MAC_RE.match(text) else ""
+    return text.lower().replace("-", ":") if MAC_RE.fullmatch(text) else ""
 
 
 class _Transient(Exception):
@@ -216,7 +216,7 @@ class Redfish:
             raise self._refused("POST", link, exc) from None
         token = headers.get("X-Auth-Token") if headers is not None else None
         location = headers.get("Location") if headers is not None else None
-        if not isinstance(token, str) or not TOKEN_RE.match(token):
+        if not isinstance(token, str) or not TOKEN_RE.fullmatch(token):
             self._auth = None
             raise RedfishError("%s: session login answered no usable X-Auth-Token" % self._where())
         self._token, self._auth = token, "session"

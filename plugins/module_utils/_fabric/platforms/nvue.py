@@ -104,7 +104,7 @@ def _yaml_scalar(value: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     text = str(value)
-    if re.match(r"^[A-Za-z_][A-Za-z0-9_./-]*$", text) and text not in ("on", "off", "yes", "no", "true", "false"):
+    if re.fullmatch(r"^[A-Za-z_][A-Za-z0-9_./-]*$", text) and text not in ("on", "off", "yes", "no", "true", "false"):
         return text
     return "'%s'" % text.replace("'", "''")
 

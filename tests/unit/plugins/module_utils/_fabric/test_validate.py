@@ -45,6 +45,8 @@ LEAVES = leaves()
      "leaf-r2a.tenants[1] (Cobalt).name: 'Cobalt' is not a DNS-1123 label"),
     (lambda s: s["tenants"][1]["ports"].append({"port": "1bad", "mode": "access"}),
      "leaf-r2a.tenants[1] (cobalt).ports[1]: needs a port name"),
+    (lambda s: s["tenants"][1]["ports"].append({"port": "Ethernet8\n", "mode": "access"}),
+     "leaf-r2a.tenants[1] (cobalt).ports[1]: needs a port name"),  # a line break would reach the switch's config
     (lambda s: s["tenants"][1]["ports"][0].update(mode="hybrid"),
      "leaf-r2a.tenants[1] (cobalt).ports[0].mode: 'hybrid' is not access or trunk"),
     (lambda s: s["tenants"][1].pop("gateway"), "leaf-r2a.tenants[1]: missing gateway"),

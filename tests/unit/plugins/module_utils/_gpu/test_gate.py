@@ -414,6 +414,8 @@ def test_read_report_valid_passing_and_failed() -> None:
     (json.dumps(a_report(profile="burnin")), "passed, profile or started"),
     (json.dumps(a_report(started="2026-03-01 10:20:30")), "passed, profile or started"),
     (json.dumps(a_report(started="2026-03-01T10:20:30+00:00")), "passed, profile or started"),
+    # the start names the kept report's file on the boot server: no line break in it
+    (json.dumps(a_report(started="2026-03-01T10:20:30Z\n")), "passed, profile or started"),
     (json.dumps(a_report(started=None)), "passed, profile or started"),
     (json.dumps(a_report())[:-5], "not JSON"),
 ])
