@@ -94,7 +94,7 @@ def run(module: AnsibleModule) -> dict:
         return {"changed": remove_file(p["dest"], module.check_mode), "path": p["dest"]}
     host = Client(p)
     found = export_kubeconfig(host, p["namespace"], p["secret"], p["wait_timeout"], p["dest"], module.check_mode)
-    module.no_log_values.update(found.pop("secrets"))
+    module.no_log_values.update(v for v in found.pop("secrets") if v)
     if not p["return_content"]:
         found.pop("kubeconfig")
     return found

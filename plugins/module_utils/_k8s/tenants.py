@@ -15,6 +15,7 @@ import base64
 import os
 import tempfile
 
+from .args import secret_values
 from .client import Client, object_path
 from .errors import K8sError
 from .wait import wait_for
@@ -41,15 +42,6 @@ def read_kubeconfig(host: Client, namespace: str, secret: str) -> tuple[str, dic
     if not isinstance(parsed, dict) or not parsed.get("clusters"):
         raise K8sError(["secret %s/%s key config: not a kubeconfig (no clusters)" % (namespace, secret)])
     return text, parsed
-
-
-def secret_values(parsed: dict) -> set[str]:
-    found = set()
-    for user in parsed.get("users") or []:
-        for key, value in ((user or {}).get("user") or {}).items():
-            if key in ("token", "client-key-data", "password") and isinstance(value, str):
-                found.add(value)
-    return found
 
 
 def readyz(kubeconfig: dict, timeout: float) -> bool:
