@@ -100,9 +100,11 @@ def check_gateway_name(c: Checker, site: dict, nodes: list[dict], switches: list
         return
     taken = {n.get("name"): "node" for n in nodes}
     taken.update({s.get("name"): "switch" for s in switches})
-    pxe = (site.get("management") or {}).get("pxe_server_name")
+    # The boot server's host name: the fleet's, else the default the model gives it later (<site>-pxe).
+    pxe = (site.get("management") or {}).get("pxe_server_name") or (
+        "%s-pxe" % site["name"] if isinstance(site.get("name"), str) else None)
     if pxe:
-        taken[pxe] = "PXE server (site.management.pxe_server_name)"
+        taken[pxe] = "PXE server (site.management.pxe_server_name, default <site>-pxe)"
     if name in taken:
         c.add("site.host_cluster.wireguard_gateway.name",
               "%r is already the name of a %s; the gateway needs a host name of its own" % (name, taken[name]))

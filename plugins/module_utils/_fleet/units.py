@@ -11,6 +11,7 @@ memory quota and limit by 10^6, ``pkg/scheduler/plugins/proportion/proportion.go
 
 from __future__ import annotations
 
+import math
 import re
 
 UNLIMITED = -1
@@ -33,13 +34,14 @@ def memory_bytes(value: object) -> float | None:
     match = _QUANTITY.fullmatch(value) if isinstance(value, str) else None
     if not match:
         return None
-    return float(match.group(1)) * _FACTORS[match.group(2)]
+    amount = float(match.group(1)) * _FACTORS[match.group(2)]
+    return amount if math.isfinite(amount) else None  # hundreds of digits read as infinity
 
 
 def cpu_cores(value: object) -> float | None:
     """Cores of a CPU amount (``-1`` unlimited), None when it is not one."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None  # YAML's .inf is a float, and no queue can take it
     return value if value == UNLIMITED or value >= 0 else None
 
 

@@ -155,7 +155,7 @@ def test_tenants_without_a_checked_subnet_or_name_are_left_to_their_own_problems
 
 
 def gateway_problems(name: str | None, pxe_server_name: str | None = None) -> list[str]:
-    site = {"host_cluster": {"wireguard_gateway": {"name": name, "ip": "192.0.2.5"}},
+    site = {"name": "fra1", "host_cluster": {"wireguard_gateway": {"name": name, "ip": "192.0.2.5"}},
             "management": {"pxe_server_name": pxe_server_name} if pxe_server_name else {}}
     c = Checker()
     check_gateway_name(c, site, [gpu_node(0)], [{"name": "leaf1"}])
@@ -169,8 +169,17 @@ def test_a_gateway_named_like_another_host_is_refused() -> None:
     assert gateway_problems("leaf1") == [
         prefix + "'leaf1' is already the name of a switch; the gateway needs a host name of its own"]
     assert gateway_problems("boot", pxe_server_name="boot") == [
-        prefix + "'boot' is already the name of a PXE server (site.management.pxe_server_name); the gateway needs "
-                 "a host name of its own"]
+        prefix + "'boot' is already the name of a PXE server (site.management.pxe_server_name, default <site>-pxe); "
+                 "the gateway needs a host name of its own"]
+
+
+def test_a_gateway_named_like_the_default_boot_server_is_refused() -> None:
+    """Without pxe_server_name the boot server is <site>-pxe (filled in after this check): one inventory host for
+    both would give the gateway's address to the boot server."""
+    assert gateway_problems("fra1-pxe") == [
+        "site.host_cluster.wireguard_gateway.name: 'fra1-pxe' is already the name of a PXE server "
+        "(site.management.pxe_server_name, default <site>-pxe); the gateway needs a host name of its own"]
+    assert gateway_problems("fra1-pxe", pxe_server_name="boot") == []
 
 
 def test_a_gateway_of_its_own_name_or_none_passes() -> None:

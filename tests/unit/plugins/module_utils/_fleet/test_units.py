@@ -30,7 +30,7 @@ def test_memory_quantities_in_bytes(value, expected) -> None:
 
 
 @pytest.mark.parametrize("value", [
-    "1Gb", "1gi", "1 Gi", "Gi", "1.Gi", ".5Gi", "-1", "-1Gi", "1e3", "1m", "", "lots", "1Gi\n",
+    "1Gb", "1gi", "1 Gi", "Gi", "1.Gi", ".5Gi", "-1", "-1Gi", "1e3", "1m", "", "lots", "1Gi\n", "9" * 400 + "Ei",
     512, -2, 1.5, -1.0, True, False, None, ["1Gi"],
 ])
 def test_what_is_not_a_memory_quantity(value) -> None:
@@ -43,7 +43,7 @@ def test_cpu_cores(value, expected) -> None:
     assert cpu_cores(value) == expected
 
 
-@pytest.mark.parametrize("value", [-2, -0.5, "8", "500m", True, False, None, math.nan, [1]])
+@pytest.mark.parametrize("value", [-2, -0.5, "8", "500m", True, False, None, math.nan, [1], math.inf, -math.inf])
 def test_what_is_not_a_cpu_amount(value) -> None:
     assert cpu_cores(value) is None
     assert kai_cpu(value) is None
