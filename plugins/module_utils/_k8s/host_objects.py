@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import copy
+import ipaddress
 from typing import Any
 
 from . import pod_policy as policy
@@ -95,6 +96,15 @@ def check_objects(tenant: dict, s: dict, wants_policy: bool) -> None:
         problems.append("vcluster_tenant_api_server_cidrs: give the host API servers' addresses (CIDRs, e.g. "
                         "10.0.0.11/32); tenant pods may reach only the cluster DNS and the API, and without them "
                         "the API would be anywhere")
+    for cidr in s["api_server_cidrs"]:
+        problem = _cidr_problem(cidr)
+        if problem:
+            problems.append("vcluster_tenant_api_server_cidrs: %r %s" % (cidr, problem))
+    ports = s["api_server_ports"]
+    if not ports or any(isinstance(p, bool) or not isinstance(p, int) or not 1 <= p <= 65535 for p in ports):
+        # an egress rule with no ports allows every port of those addresses
+        problems.append("vcluster_tenant_api_server_ports: %r; give the API servers' TCP ports (1..65535, e.g. "
+                        "[443, 6443]): an empty list would allow every port" % (ports,))
     if s["pod_policy"] not in POD_POLICIES:
         problems.append("vcluster_tenant_pod_policy: %r is not one of %s" % (s["pod_policy"], ", ".join(POD_POLICIES)))
     needed = s["pod_policy"] == "required" or shared_enforcement(s) == "admission-policy"
@@ -111,6 +121,19 @@ def check_objects(tenant: dict, s: dict, wants_policy: bool) -> None:
                else ", or accept Pod Security admission alone with vcluster_tenant_pod_policy: when-served"))
     if problems:
         raise VclusterError(problems)
+
+
+def _cidr_problem(cidr: object) -> str:
+    """Why ``cidr`` is not one block of API server addresses (as NetworkPolicy's ipBlock.cidr takes it), or ''."""
+    if not isinstance(cidr, str) or "/" not in cidr:
+        return "is not a CIDR (address/prefix, e.g. 10.0.0.11/32)"
+    try:
+        net = ipaddress.ip_network(cidr, strict=True)
+    except ValueError as err:
+        return "is not a CIDR (%s)" % err
+    if net.prefixlen == 0:
+        return "is every address (BMCs and the management network included); give the API servers' addresses"
+    return ""
 
 
 def namespace(tenant: dict, s: dict) -> dict:

@@ -167,6 +167,30 @@ def test_missing_cidrs_and_an_unknown_pod_policy_are_both_refused_naming_the_var
     assert problems[1] == "vcluster_tenant_pod_policy: 'sometimes' is not one of required, when-served"
 
 
+@pytest.mark.parametrize(("changes", "problem"), [
+    ({"api_server_cidrs": ["0.0.0.0/0"]}, "vcluster_tenant_api_server_cidrs: '0.0.0.0/0' is every address"),
+    ({"api_server_cidrs": ["::/0"]}, "vcluster_tenant_api_server_cidrs: '::/0' is every address"),
+    ({"api_server_cidrs": ["10.0.0.11"]}, "vcluster_tenant_api_server_cidrs: '10.0.0.11' is not a CIDR"),
+    ({"api_server_cidrs": ["10.0.0.11/24"]}, "vcluster_tenant_api_server_cidrs: '10.0.0.11/24' is not a CIDR ("),
+    ({"api_server_cidrs": ["10.0.0.300/32"]}, "vcluster_tenant_api_server_cidrs: '10.0.0.300/32' is not a CIDR ("),
+    ({"api_server_ports": []}, "vcluster_tenant_api_server_ports: []; give the API servers' TCP ports"),
+    ({"api_server_ports": [443, 0]}, "vcluster_tenant_api_server_ports: [443, 0]; give the API servers' TCP ports"),
+])
+def test_egress_that_would_reach_every_address_or_port_is_refused(changes: dict, problem: str) -> None:
+    """The egress rule to the API servers is the one way out of a tenant namespace besides DNS: a /0 block or a
+    rule without ports would let tenant pods reach anything (BMCs included); a block the API server would refuse
+    is refused here, before any object is applied."""
+    with pytest.raises(VclusterError) as err:
+        host_objects(ACME, dict(SERVED, **changes))
+    assert len(err.value.problems) == 1 and err.value.problems[0].startswith(problem), err.value.problems
+
+
+def test_api_server_blocks_of_either_family_pass() -> None:
+    objs = by_kind(host_objects(ACME, dict(SERVED, api_server_cidrs=["10.0.0.0/29", "2001:db8::11/128"])))
+    egress = objs["NetworkPolicy"]["spec"]["egress"][-1]
+    assert [b["ipBlock"]["cidr"] for b in egress["to"]] == ["10.0.0.0/29", "2001:db8::11/128"]
+
+
 def test_a_shared_tenant_needs_the_policy_api_where_the_policy_is_required() -> None:
     pro = {"api_server_cidrs": ["10.0.0.11/32"], "pro_image": "ghcr.io/loft-sh/vcluster-pro:0.36.1"}
     with pytest.raises(VclusterError) as err:
