@@ -40,12 +40,15 @@ options:
     type: dict
     required: true
   mode:
-    description: Mode of the files (seeds may hold secrets; not world-readable by default).
-    type: str
+    description:
+      - Mode of the files (seeds may hold secrets; not world-readable by default).
+      - An octal string (C("0640")) or, as M(ansible.builtin.file) takes it, a number (an unquoted C(0640) in YAML
+        is the number 416, which is mode 0640).
+    type: raw
     default: "0640"
   directory_mode:
-    description: Mode of the folders.
-    type: str
+    description: Mode of the folders, as O(mode).
+    type: raw
     default: "0750"
   group:
     description: Group of the files and folders (the web server's); unchanged when not given.
@@ -108,6 +111,7 @@ version:
 """
 
 import grp
+import re
 import tarfile
 
 from ansible.module_utils.basic import AnsibleModule
@@ -121,18 +125,25 @@ SPEC = {
     "link": {"type": "path", "required": True},
     "store": {"type": "path", "required": True},
     "manifest": {"type": "dict", "required": True},
-    "mode": {"type": "str", "default": "0640"},
-    "directory_mode": {"type": "str", "default": "0750"},
+    "mode": {"type": "raw", "default": "0640"},
+    "directory_mode": {"type": "raw", "default": "0750"},
     "group": {"type": "str"},
 }
 
 
+def file_mode(value: object, name: str) -> int:
+    """A mode as ansible.builtin.file takes it: an octal string, or a number (YAML reads an unquoted 0640 as 416)."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 0o7777:
+        return value
+    if isinstance(value, str) and re.fullmatch(r"[0-7]{3,4}", value):
+        return int(value, 8)
+    raise BootFilesError("%s: %r is not a mode; give an octal string such as '0640' (or the number YAML makes of an "
+                         "unquoted 0640)" % (name, value))
+
+
 def run(module: AnsibleModule) -> dict:
     p = module.params
-    try:
-        mode, dir_mode = int(p["mode"], 8), int(p["directory_mode"], 8)
-    except ValueError:
-        raise BootFilesError("mode and directory_mode are octal strings such as '0640'") from None
+    mode, dir_mode = file_mode(p["mode"], "mode"), file_mode(p["directory_mode"], "directory_mode")
     gid = None
     if p["group"]:
         try:
@@ -150,7 +161,9 @@ def run(module: AnsibleModule) -> dict:
         try:
             out["version"] = bootfiles.apply(p["src"], p["link"], p["store"], files_manifest, mode, dir_mode, gid)
         except (ValueError, OSError, EOFError, tarfile.TarError) as exc:
-            raise BootFilesError("%s: boot files not changed: %s" % (p["link"], exc), **out) from None
+            # the served link moves only after a whole version is unpacked: nothing served changed
+            failed = dict(out, changed=False)
+            raise BootFilesError("%s: boot files not changed: %s" % (p["link"], exc), **failed) from None
     return out
 
 
