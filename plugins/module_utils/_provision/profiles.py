@@ -51,6 +51,10 @@ DEPLOY_RAMDISK_PATH = "deploy"
 CONVERTED_FORMAT, CONVERTED_TO = "qcow2", "raw.zst"
 
 
+# An installer profile's package source (inst.repo, the preseed mirror, autoinstall's): fetched by the installer.
+INSTALLER_SOURCES = ("http://", "https://", "ftp://", "nfs:")
+
+
 def is_url(value: str) -> bool:
     return value.startswith(("http://", "https://"))
 
@@ -84,7 +88,16 @@ def boot_artifacts(profile: dict[str, Any], http_base: str) -> dict[str, Any]:
             problems.append("site.os_profiles.%s.%s: required for %s; a URL or an absolute path on the controller"
                             % (name, key, what))
             continue
-        value = value.format(version=version, major=version.split(".", maxsplit=1)[0])
+        if not profile.get(key):  # only the family's defaults have {version} and {major}; a fleet value is as given
+            value = value.format(version=version, major=version.split(".", maxsplit=1)[0])
+        elif any(ch.isspace() for ch in value) or not value.isprintable():
+            problems.append("site.os_profiles.%s.%s: %r has a space or a control character; a URL or an absolute path "
+                            "goes onto the boot loader's command line as one word" % (name, key, value))
+            continue
+        elif key == "image" and not image_kind and not value.startswith(INSTALLER_SOURCES):
+            problems.append("site.os_profiles.%s.image: %r is not a package source an installer fetches; give a URL "
+                            "(%s)" % (name, value, ", ".join(INSTALLER_SOURCES)))
+            continue
         digest = profile.get(key + "_sha256") if key != "image" or image_kind else None
         if image_kind and key == "image":
             fmt = str(profile.get("image_format") or "")
@@ -115,6 +128,12 @@ def boot_artifacts(profile: dict[str, Any], http_base: str) -> dict[str, Any]:
         out[key] = value
         if image_kind and key == "image" and out["image_format"] == CONVERTED_FORMAT:
             _converted(out)
+    served: dict[str, str] = {}
+    for item in out["copies"]:
+        first = served.setdefault(item["path"], item["key"])
+        if first != item["key"]:  # one file would overwrite the other (and its digest check with it)
+            problems.append("%s: served as %s, as %s is: the two need file names of their own"
+                            % (item["key"], item["path"], first))
     if problems:
         raise ProblemsError(problems)
     return out

@@ -51,8 +51,12 @@ def render(site: dict[str, Any], nodes: list[dict[str, Any]], options: dict[str,
     if not opts["admin_user"] or not str(opts["admin_user"]).replace("-", "").replace("_", "").isalnum():
         problems.append("admin_user: %r is not a user name (letters, digits, - and _)" % opts["admin_user"])
     for i, key in enumerate(opts["ssh_keys"]):
-        if not isinstance(key, str) or "\n" in key or len(key.split()) < 2:
+        if not isinstance(key, str) or not key.isprintable() or len(key.split()) < 2:
             problems.append("ssh_keys[%d]: not one public key line ('type base64 [comment]')" % i)
+    if not isinstance(opts["console"], str) or not opts["console"].isprintable():
+        # it ends every node's kernel line: a line break (YAML's | and > add one) would split the iPXE script
+        problems.append("console: %r is not kernel arguments on one line (e.g. console=ttyS0,115200n8)"
+                        % (opts["console"],))
     profiles_by_name = site.get("os_profiles") or {}
     boots: dict[str, dict[str, Any]] = {}
     for name in sorted(profiles_by_name):

@@ -72,3 +72,23 @@ def test_a_key_that_would_reach_every_seed_is_refused_before_anything_is_written
     rc, out = main(capsys, **dict(args, ssh_authorized_keys=["not a key\nwith a second line"]))
     assert rc == 1 and out["problems"] == ["ssh_keys[0]: not one public key line ('type base64 [comment]')"], out
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    ({"console": "console=ttyS0,115200n8\n"},
+     "console: 'console=ttyS0,115200n8\\n' is not kernel arguments on one line (e.g. console=ttyS0,115200n8)"),
+    ({"ssh_authorized_keys": [KEY + "\r"]}, "ssh_keys[0]: not one public key line ('type base64 [comment]')"),
+])
+def test_a_line_break_that_would_split_every_node_s_script_is_refused(capsys, args, tmp_path, change, problem) -> None:
+    """The console arguments end every node's kernel line: YAML's | and > block styles add a line break."""
+    rc, out = main(capsys, **dict(args, **change))
+    assert rc == 1 and out["problems"] == [problem], out
+    assert not (tmp_path / "out").exists()
+
+
+def test_console_arguments_end_every_kernel_line(capsys, args, tmp_path) -> None:
+    rc, out = main(capsys, **dict(args, console="console=tty0 console=ttyS0,115200n8"))
+    assert rc == 0, out
+    script = (tmp_path / "out" / "http" / "hosts" / "gpu1.ipxe").read_text()
+    kernel = [line for line in script.splitlines() if line.startswith("kernel ")]
+    assert kernel and all(" console=tty0 console=ttyS0,115200n8" in line for line in kernel), script

@@ -70,6 +70,12 @@ def test_a_url_with_a_digest_is_fetched_under_its_file_name_without_the_query() 
     assert out["kernel"].startswith("https://dl.rockylinux.org/")  # no digest: iPXE fetches it itself
 
 
+def test_a_fleet_path_with_braces_is_used_as_given() -> None:
+    out = profiles.boot_artifacts({"name": "r9", "family": "rocky", "version": "9.4", "kernel": "/srv/{b}/vmlinuz",
+                                   "initrd": "/srv/{b}/initrd.img"}, BASE)
+    assert [c["src"] for c in out["copies"]] == ["/srv/{b}/vmlinuz", "/srv/{b}/initrd.img"]
+
+
 def test_an_installer_s_package_source_is_passed_on_as_given_and_never_copied() -> None:
     out = profiles.boot_artifacts({"name": "r9", "family": "rocky", "version": "9.4", "kernel": "/srv/r9/vmlinuz",
                                    "image": "http://mirror.internal/rocky/9.4/BaseOS/x86_64/os/"}, BASE)
@@ -129,6 +135,22 @@ def test_rhel_has_no_public_mirror_and_every_missing_key_is_named_at_once() -> N
       "image_sha256": DIGEST},
      ["site.os_profiles.bad.image_format: None is not one the deploy ramdisk writes; allowed: raw, raw.gz, "
       "raw.zst, qcow2"]),
+    # two files served under one name: the second would overwrite the first, and its digest check with it
+    ({"family": "rocky", "version": "9", "kernel": "https://a.example/dl?f=vmlinuz", "kernel_sha256": DIGEST,
+      "initrd": "https://a.example/dl?f=initrd.img", "initrd_sha256": DIGEST},
+     ["site.os_profiles.bad.initrd: served as os/bad/dl, as site.os_profiles.bad.kernel is: the two need file "
+      "names of their own"]),
+    # a fleet value is used as given: braces are not a template (they raised KeyError)
+    ({"family": "rocky", "version": "9", "kernel": "/srv/{build}/vmlinuz", "initrd": "/srv/{build}/vmlinuz"},
+     ["site.os_profiles.bad.initrd: served as os/bad/vmlinuz, as site.os_profiles.bad.kernel is: the two need "
+      "file names of their own"]),
+    # a line break (YAML's | and > add one) would split the boot loader's command line
+    ({"family": "rocky", "version": "9", "kernel": "/srv/r9/vmlinuz\n"},
+     ["site.os_profiles.bad.kernel: '/srv/r9/vmlinuz\\n' has a space or a control character; a URL or an absolute "
+      "path goes onto the boot loader's command line as one word"]),
+    ({"family": "rocky", "version": "9", "image": "mirror.example/rocky/9/BaseOS/x86_64/os"},
+     ["site.os_profiles.bad.image: 'mirror.example/rocky/9/BaseOS/x86_64/os' is not a package source an installer "
+      "fetches; give a URL (http://, https://, ftp://, nfs:)"]),
 ])
 def test_a_bad_profile_is_refused_naming_each_key_and_what_is_allowed(profile: dict, expected: list[str]) -> None:
     assert problems(dict(profile, name="bad")) == expected
