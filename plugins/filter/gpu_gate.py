@@ -17,7 +17,7 @@ def _gpu_gate_report(text: Any, node: Any = None) -> dict:
 def _gpu_gate_check_line(check: Any) -> str:
     if not isinstance(check, dict):
         return str(check)
-    return "%s %s: %s" % ("PASS" if check.get("passed") else "FAIL", check.get("name"), check.get("message"))
+    return "%s %s: %s" % ("PASS" if check.get("passed") is True else "FAIL", check.get("name"), check.get("message"))
 
 
 class FilterModule:

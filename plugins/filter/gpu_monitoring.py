@@ -20,6 +20,9 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._gpu.monitoring
 
 def _scrape_configs(nodes: Any, tenants: Any, port: Any = 9400, interval: Any = "") -> list:
     try:
+        if isinstance(nodes, dict) or isinstance(tenants, dict) or isinstance(port, (bool, float)):
+            raise MonitoringError(["gpu_monitoring_scrape_configs: nodes and tenants are lists and the port a whole "
+                                   "number (got %s, %s, %r)" % (type(nodes).__name__, type(tenants).__name__, port)])
         return scrape_configs(list(nodes or []), list(tenants or []), int(port), str(interval or ""))
     except (MonitoringError, TypeError, ValueError) as err:
         raise AnsibleFilterError(str(err)) from None

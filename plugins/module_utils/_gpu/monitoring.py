@@ -47,7 +47,13 @@ def scrape_configs(nodes: list, tenants: list, port: int = 9400, interval: str =
     if not isinstance(port, int) or not 0 < port < 65536:
         problems.append(f"port {port!r}: allowed 1-65535")
     by_name = {}
-    for tenant in tenants or []:
+    problems += ["tenants[%d]: %r is not a fleet tenant (a mapping with its name)" % (i, t)
+                 for i, t in enumerate(tenants or []) if not isinstance(t, dict)]
+    problems += ["nodes[%d]: %r is not a node (a mapping with its name and address)" % (i, n)
+                 for i, n in enumerate(nodes or []) if not isinstance(n, dict)]
+    tenants = [t for t in tenants or [] if isinstance(t, dict)]
+    nodes = [n for n in nodes or [] if isinstance(n, dict)]
+    for tenant in tenants:
         name = str(tenant.get("name", ""))
         if not NAME.fullmatch(name):
             problems.append(f"tenant {name!r}: not a fleet tenant name (lower case letters, digits, '-')")
@@ -120,6 +126,9 @@ def bcrypt_hash(password: str, existing: str = "") -> str:
     if not isinstance(password, str) or len(password) < 16:
         raise MonitoringError(["a tenant endpoint password must be a string of at least 16 characters"])
     secret = password.encode()
+    if len(secret) > 72:  # bcrypt's limit (the bcrypt package refuses longer ones from 5.0)
+        raise MonitoringError(["a tenant endpoint password must be at most 72 bytes (UTF-8), bcrypt's limit; this "
+                               "one has %d" % len(secret)])
     if existing:
         try:
             if bcrypt.checkpw(secret, existing.encode()):

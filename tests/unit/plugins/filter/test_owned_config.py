@@ -1,0 +1,96 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter owned_config, as role switch_fabric calls it on what it gathered (tasks/gather_eos.yml: the
+running-config text; tasks/gather_sonic.yml: config_db JSON text) before keeping it unprotected by no_log.
+
+Held at the filter layer (what the owned part holds per platform is held in module_utils/_fabric/test_owned.py):
+the platform argument (unknown ones and FRR, which has no config of its own, refused naming the choices), the
+forms the role hands over, none of the switch's own secrets in what comes back, and a config that cannot be read
+an AnsibleFilterError that says where (the problems alone, without the error's heading), never a Python
+exception.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpucloud.baremetal.plugins.filter.owned_config import FilterModule
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric import registry
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.model import desired
+from tests.support.fabric import leaves, native
+
+FILTERS = FilterModule().filters()
+OWNED = FILTERS["owned_config"]
+SNMP, BGP, USER = "snmp-Comm-3x7", "bgp-Pass-9q2", "$6$salt$user-Hash-5w1"
+EOS_OWN = f"""username netops secret sha512 {USER}
+snmp-server community {SNMP} ro
+router bgp 65101
+   neighbor 10.0.0.1 password 7 {BGP}
+!
+"""
+SONIC_OWN = {"SNMP_COMMUNITY": {SNMP: {"TYPE": "RO"}}, "TACPLUS_SERVER": {"10.0.0.9": {"passkey": BGP}},
+             "USER": {"netops": {"password": USER}}}
+
+
+def gathered(platform: str) -> str:
+    """What the role's gather task hands the filter: the switch's whole config, as text."""
+    leaf = leaves()[platform]
+    text = native(leaf, desired(leaf))
+    if platform == "sonic":
+        return json.dumps({**json.loads(text), **SONIC_OWN})
+    return EOS_OWN + text
+
+
+def test_the_filter_is_there() -> None:
+    assert set(FILTERS) == {"owned_config"}
+
+
+@pytest.mark.parametrize("platform", ["eos", "sonic"])
+def test_the_part_kept_holds_our_tenants_and_none_of_the_switchs_secrets(platform: str) -> None:
+    whole = gathered(platform)
+    assert all(secret in whole for secret in (SNMP, BGP, USER))
+    kept = OWNED(whole, platform)
+    text = kept if isinstance(kept, str) else json.dumps(kept)
+    assert not [secret for secret in (SNMP, BGP, USER) if secret in text]
+    tenants = registry.parse_native(platform, kept)
+    assert tenants and tenants == registry.parse_native(platform, whole)
+    assert OWNED(kept, platform) == kept
+
+
+def test_the_eos_part_comes_back_as_running_config_text_and_sonics_as_a_mapping() -> None:
+    assert isinstance(OWNED(gathered("eos"), "eos"), str)
+    assert isinstance(OWNED(gathered("sonic"), "sonic"), dict)
+
+
+@pytest.mark.parametrize("platform", ["eos", "sonic", "nvue"])
+def test_an_empty_config_holds_nothing_of_ours(platform: str) -> None:
+    assert not OWNED("", platform)
+
+
+@pytest.mark.parametrize("platform", ["junos", "EOS", "", None, ["eos"], 3])
+def test_an_unknown_platform_is_a_filter_error_naming_the_choices(platform: object) -> None:
+    with pytest.raises(AnsibleFilterError) as err:
+        OWNED("", platform)
+    assert str(err.value) == "owned_config: unknown platform %r; one of nvue, sonic, eos, frr" % (platform,)
+
+
+def test_frr_has_no_config_of_its_own_to_keep() -> None:
+    with pytest.raises(AnsibleFilterError, match=r"^owned_config: platform: frr has no config of its own to read$"):
+        OWNED("router bgp 65101\n", "frr")
+
+
+@pytest.mark.parametrize(("platform", "config", "message"), [
+    ("sonic", "% Invalid input detected", "owned_config: running_config: not config_db JSON (Expecting value"),
+    ("sonic", "[1, 2]", "owned_config: running_config: is [1, 2], not a mapping"),
+    ("sonic", json.dumps({"VLAN": {"Vlan300": "x"}}), "owned_config: VLAN|Vlan300: is 'x', not a mapping"),
+    ("eos", ["vlan 300", 300], "owned_config: running_config: a list must hold EOS config lines (strings)"),
+    ("nvue", "a: [", "owned_config: running_config: neither nv set lines nor NVUE YAML/JSON"),
+    ("nvue", {"interface": {"vlan300": "x"}}, "owned_config: interface vlan300: is 'x', not a mapping"),
+])
+def test_a_config_that_cannot_be_read_is_a_filter_error_saying_where(platform: str, config: object,
+                                                                     message: str) -> None:
+    with pytest.raises(AnsibleFilterError) as err:
+        OWNED(config, platform)
+    assert str(err.value).startswith(message), str(err.value)
+    assert "cannot be read as the platform's config (1 problem)" not in str(err.value)  # the problems, no heading
