@@ -69,7 +69,7 @@ def generate(nodes: int, tenants: int, switches: int, private_share: float = 0.2
                     "over_quota_weight": 1},
         }
         if private:
-            tenant["wireguard"] = {"subnet": "172.%d.%d.0/24" % (16 + t // 256, t % 256), "port": 51820}
+            tenant["wireguard"] = {"subnet": "172.%d.%d.0/24" % (16 + t // 256, t % 256), "port": 51820 + t}
         fleet["tenants"].append(tenant)
     for n in range(nodes):
         leaf = n % leaves

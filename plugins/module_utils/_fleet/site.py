@@ -145,9 +145,12 @@ def os_profiles(c: Checker, raw: Any) -> dict:
             entry["family"] = c.choice(p["family"], path + ".family", OS_FAMILIES)
         if "version" in p:
             version = p["version"]
-            if is_int(version) or isinstance(version, float):
-                version = str(version)
-            entry["version"] = c.string(version, path + ".version")
+            if isinstance(version, float):
+                # YAML reads 24.10 as 24.1 and 9.10 as 9.1: the text the operator wrote is gone
+                c.add(path + ".version", "%r is a number; write the release as a string (\"24.04\", \"9.4\"): YAML "
+                      "reads an unquoted 24.10 as 24.1" % version)
+            else:
+                entry["version"] = c.string(str(version) if is_int(version) else version, path + ".version")
         for key in ("kernel", "initrd", "image"):
             if key in p:
                 entry[key] = c.string(p[key], "%s.%s" % (path, key))

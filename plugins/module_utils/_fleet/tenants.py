@@ -43,6 +43,8 @@ def tenants(c: Checker, raw: Any) -> list[dict]:
     l3vnis = Unique(c, "L3 VNI")
     vrfs = Unique(c, "VRF name")
     node_ports = Unique(c, "vCluster NodePort")
+    # Each private tenant has an interface of its own on the one gateway: two on one port, the second cannot bind.
+    wg_ports = Unique(c, "WireGuard port")
     for i, t in enumerate(c.sequence(raw, "tenants")):
         path = "tenants[%d]" % i
         m = c.mapping(t, path, TENANT_KEYS)
@@ -93,6 +95,7 @@ def tenants(c: Checker, raw: Any) -> list[dict]:
         entry["vcluster"] = vcluster(c, m.get("vcluster"), path + ".vcluster", entry.get("vlan"))
         node_ports.claim(entry["vcluster"].get("node_port"), path + ".vcluster.node_port")
         entry["wireguard"] = wireguard(c, m, entry, path)
+        wg_ports.claim(entry["wireguard"].get("port"), path + ".wireguard.port")
         out.append(entry)
     # An L2 VNI may not equal any L3 VNI (one VNI namespace on the VTEP).
     for t in out:

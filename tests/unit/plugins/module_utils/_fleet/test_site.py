@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.checker import Checker
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.site import (
@@ -171,10 +172,21 @@ def test_os_profiles_must_be_a_non_empty_mapping(raw) -> None:
         {}, ["site.os_profiles: must be a non-empty mapping of profile name to {family, version}"])
 
 
-@pytest.mark.parametrize(("version", "expected"), [("24.04", "24.04"), (24.04, "24.04"), (12, "12"), (9, "9")])
-def test_a_version_written_as_a_number_is_kept_as_its_text(version, expected: str) -> None:
+@pytest.mark.parametrize(("version", "expected"), [("24.04", "24.04"), ("24.10", "24.10"), (12, "12"), (9, "9")])
+def test_a_version_written_as_a_string_or_a_whole_number_is_kept_as_its_text(version, expected: str) -> None:
     out, problems = checked(os_profiles, {"p": {"family": "ubuntu", "version": version}})
     assert (out["p"]["version"], problems) == (expected, [])
+
+
+@pytest.mark.parametrize("text", ["24.10", "9.10", "24.04"])
+def test_a_version_yaml_read_as_a_number_is_refused(text: str) -> None:
+    """YAML reads an unquoted 24.10 as 24.1 (another release): the text the operator wrote is gone."""
+    version = yaml.safe_load(text)
+    assert isinstance(version, float)
+    out, problems = checked(os_profiles, {"p": {"family": "ubuntu", "version": version}})
+    assert "version" not in out["p"] and problems == [
+        "site.os_profiles.p.version: %r is a number; write the release as a string (\"24.04\", \"9.4\"): YAML reads "
+        "an unquoted 24.10 as 24.1" % version]
 
 
 def test_an_installer_profile_keeps_its_files_and_lowercases_their_digests() -> None:

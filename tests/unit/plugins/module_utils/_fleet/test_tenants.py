@@ -265,3 +265,15 @@ def test_among_a_thousand_tenants_each_duplicate_names_the_first_that_had_it() -
         "tenants[999].vcluster.node_port: vCluster NodePort 30100 is already used by tenants[0].vcluster.node_port",
         "tenants[998].vni: L2 VNI 500001 equals the L3 VNI of tenants[1]; L2 and L3 VNIs must differ",
     ]
+
+
+def test_two_private_tenants_on_one_wireguard_port_are_refused() -> None:
+    """The gateway has one interface per private tenant: a second on the same port cannot bind."""
+    raw = [tenant("acme", 101, isolation="private", quota=8, limit=8,
+                  wg={"subnet": "10.201.0.0/24", "port": 51820}),
+           tenant("cobalt", 103, isolation="private", quota=8, limit=8,
+                  wg={"subnet": "10.203.0.0/24", "port": 51820})]
+    assert load(raw)[1] == [
+        "tenants[1].wireguard.port: WireGuard port 51820 is already used by tenants[0].wireguard.port"]
+    raw[1]["wireguard"]["port"] = 51821
+    assert load(raw)[1] == []
