@@ -54,6 +54,7 @@ def load_model(data: Any) -> dict:
     rules.check_svi_room(c, fabric["switches"], nodes, tenants)
     assign_wireguard(c, nodes, tenant_by_name, site["management"])
     rules.check_gateway_name(c, site, nodes, fabric["switches"])
+    rules.check_host_addresses(c, site, nodes, fabric["switches"])
     if c.problems:
         raise FleetError(c.problems)
     return _finish(site, fabric, nodes, tenants)

@@ -110,6 +110,32 @@ def check_gateway_name(c: Checker, site: dict, nodes: list[dict], switches: list
               "%r is already the name of a %s; the gateway needs a host name of its own" % (name, taken[name]))
 
 
+def check_host_addresses(c: Checker, site: dict, nodes: list[dict], switches: list[dict]) -> None:
+    """One address, one machine: a node's address may not be a switch's or the WireGuard gateway's, nor a switch's
+    the boot server's (the inventory would send one host's plays to another machine). Duplicates among the nodes,
+    the management gateway and the boot server are the nodes' check; among switches, the fabric's."""
+    mgmt = site.get("management") or {}
+    gateway = (site.get("host_cluster") or {}).get("wireguard_gateway") or {}
+    # (path, what it is, kind): a duplicate is reported here only between kinds
+    claims = [("site.management.gateway", "the management gateway", "nodes", mgmt.get("gateway")),
+              ("site.management.pxe_server", "the boot server", "nodes", mgmt.get("pxe_server")),
+              ("site.host_cluster.wireguard_gateway.ip", "the WireGuard gateway", "gateway", gateway.get("ip"))]
+    claims += [("nodes[%d].ip" % i, "node %s" % n.get("name"), "nodes", n.get("ip")) for i, n in enumerate(nodes)]
+    for i, sw in enumerate(switches):
+        claims += [("fabric.switches[%d].mgmt_ip" % i, "switch %s (management)" % sw.get("name"), "switches",
+                    sw.get("mgmt_ip")),
+                   ("fabric.switches[%d].loopback" % i, "switch %s (loopback)" % sw.get("name"), "loopbacks",
+                    sw.get("loopback"))]
+    seen: dict[str, tuple[str, str, str]] = {}
+    for path, what, kind, address in claims:
+        if not isinstance(address, str) or not address:
+            continue
+        first = seen.setdefault(address, (path, what, kind))
+        if first[2] != kind:
+            c.add(path, "%s is already the address of %s (%s); one address, one machine"
+                  % (address, first[1], first[0]))
+
+
 def check_gpu_driver(c: Checker, nodes: list[dict]) -> None:
     """One driver mode per cluster: the shared nodes (host cluster), each private tenant's nodes."""
     clusters: dict[str, list[dict]] = {}

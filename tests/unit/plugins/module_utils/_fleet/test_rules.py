@@ -6,7 +6,11 @@ of its own for the WireGuard gateway, one GPU driver mode per cluster."""
 from __future__ import annotations
 
 import ipaddress
+from pathlib import Path
 
+import pytest
+
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet import validate_fleet
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.checker import Checker, Subnet
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.rules import (
     check_capacity,
@@ -15,6 +19,7 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fleet.rules im
     check_overlaps,
     check_svi_room,
 )
+from tests.support import inventory_yaml
 
 
 def subnet(text: str) -> Subnet:
@@ -212,3 +217,40 @@ def test_clusters_may_differ_and_nodes_without_gpus_do_not_count() -> None:
              gpu_node(3, tenant="acme", driver="operator"), gpu_node(4, tenant="cobalt", driver="host")]
     check_gpu_driver(c, nodes)
     assert c.problems == []
+
+
+# --- one address, one machine --------------------------------------------------------------------------------------
+
+
+def lab_fleet() -> dict:
+    return inventory_yaml.load(Path(__file__).resolve().parents[5] / "inventories" / "lab" / "fleet.yml")
+
+
+@pytest.mark.parametrize(("where", "value", "problem"), [
+    (("nodes", 1, "ip"), "198.51.100.31",
+     "fabric.switches[0].mgmt_ip: 198.51.100.31 is already the address of node gpu2 (nodes[1].ip)"),
+    (("nodes", 1, "ip"), "198.51.100.11",
+     "nodes[1].ip: 198.51.100.11 is already the address of the WireGuard gateway "
+     "(site.host_cluster.wireguard_gateway.ip)"),
+    (("fabric", "switches", 0, "mgmt_ip"), "198.51.100.10",
+     "fabric.switches[0].mgmt_ip: 198.51.100.10 is already the address of the boot server "
+     "(site.management.pxe_server)"),
+    (("fabric", "switches", 0, "loopback"), "198.51.100.32",
+     "fabric.switches[1].mgmt_ip: 198.51.100.32 is already the address of switch leaf1 (loopback) "
+     "(fabric.switches[0].loopback)"),
+])
+def test_an_address_of_two_kinds_of_machine_is_refused(where: tuple, value: str, problem: str) -> None:
+    """A node given a switch's or the gateway's address would have its plays run on that machine."""
+    data = lab_fleet()
+    node = data
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = value
+    assert validate_fleet(data) == [problem + "; one address, one machine"]
+
+
+def test_a_duplicate_within_one_kind_is_reported_once() -> None:
+    data = lab_fleet()
+    data["nodes"][1]["ip"] = "198.51.100.10"
+    assert validate_fleet(data) == ["nodes[1].ip: IP 198.51.100.10 is already used by site.management.pxe_server"]
+    assert validate_fleet(lab_fleet()) == []
