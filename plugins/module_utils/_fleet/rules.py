@@ -118,8 +118,9 @@ def check_host_addresses(c: Checker, site: dict, nodes: list[dict], switches: li
     gateway = (site.get("host_cluster") or {}).get("wireguard_gateway") or {}
     # (path, what it is, kind): a duplicate is reported here only between kinds
     claims = [("site.management.gateway", "the management gateway", "nodes", mgmt.get("gateway")),
-              ("site.management.pxe_server", "the boot server", "nodes", mgmt.get("pxe_server")),
-              ("site.host_cluster.wireguard_gateway.ip", "the WireGuard gateway", "gateway", gateway.get("ip"))]
+              ("site.management.pxe_server", "the boot server", "nodes", mgmt.get("pxe_server"))]
+    if gateway.get("ip") != mgmt.get("pxe_server"):  # the WireGuard gateway may run on the boot server
+        claims.append(("site.host_cluster.wireguard_gateway.ip", "the WireGuard gateway", "gateway", gateway.get("ip")))
     claims += [("nodes[%d].ip" % i, "node %s" % n.get("name"), "nodes", n.get("ip")) for i, n in enumerate(nodes)]
     for i, sw in enumerate(switches):
         claims += [("fabric.switches[%d].mgmt_ip" % i, "switch %s (management)" % sw.get("name"), "switches",

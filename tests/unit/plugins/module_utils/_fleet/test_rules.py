@@ -249,6 +249,12 @@ def test_an_address_of_two_kinds_of_machine_is_refused(where: tuple, value: str,
     assert validate_fleet(data) == [problem + "; one address, one machine"]
 
 
+def test_the_wireguard_gateway_may_run_on_the_boot_server() -> None:
+    data = lab_fleet()
+    data["site"]["host_cluster"]["wireguard_gateway"]["ip"] = data["site"]["management"]["pxe_server"]
+    assert validate_fleet(data) == []
+
+
 def test_a_duplicate_within_one_kind_is_reported_once() -> None:
     data = lab_fleet()
     data["nodes"][1]["ip"] = "198.51.100.10"
