@@ -162,8 +162,8 @@ def run(module: AnsibleModule) -> dict:
             out["version"] = bootfiles.apply(p["src"], p["link"], p["store"], files_manifest, mode, dir_mode, gid)
         except (ValueError, OSError, EOFError, tarfile.TarError) as exc:
             # the served link moves only after a whole version is unpacked: nothing served changed
-            failed = dict(out, changed=False)
-            raise BootFilesError("%s: boot files not changed: %s" % (p["link"], exc), **failed) from None
+            out["changed"] = False
+            raise BootFilesError("%s: boot files not changed: %s" % (p["link"], exc), **out) from None
     return out
 
 

@@ -80,7 +80,7 @@ def test_a_fleet_without_a_gateway_has_only_its_nodes_tunnels(capsys, args: dict
 
 
 def test_check_mode_computes_the_same_data(capsys, args: dict[str, Any]) -> None:
-    _, out = main(capsys, **args)
+    _rc, out = main(capsys, **args)
     rc, checked = main(capsys, **args, _ansible_check_mode=True)
     assert rc == 0 and checked["changed"] is False and checked["data"] == out["data"]
 
