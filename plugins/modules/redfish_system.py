@@ -184,6 +184,10 @@ WANT = {"on": "On", "off": "Off", "graceful_off": "Off", "cycle": "On"}
 
 def run(client: Redfish, power: str, boot_once: str | None, check: bool, wait: bool, wait_timeout: int) -> dict:
     before_state = client.power_state()
+    if power == "cycle" and before_state not in ("On", "Off"):
+        # 'On' sent to a server that runs would be a no-op reported as a cycle: the install would never start
+        raise RedfishError("%s: BMC %s: power state %r is neither On nor Off; a power cycle needs one of them (try "
+                           "again once it settled); nothing was changed" % (client.name, client.url, before_state[:40]))
     before_boot = client.boot_override()
     changed = False
     boot = before_boot

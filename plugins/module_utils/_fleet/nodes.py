@@ -29,6 +29,9 @@ from .schema import (
     PORT_NAME,
 )
 
+# A BMC's system id, appended to /redfish/v1/Systems/ (as role os_install's module checks it again).
+SYSTEM_ID = re.compile(r"^[A-Za-z0-9._~-]+$")
+
 
 def nodes(c: Checker, raw: Any, mgmt: dict, profiles: dict, switches: dict, tenants: dict) -> list[dict]:
     out = []
@@ -56,6 +59,8 @@ def nodes(c: Checker, raw: Any, mgmt: dict, profiles: dict, switches: dict, tena
                 mac = normalise_mac(mac)
                 if int(mac[:2], 16) & 1:
                     c.add(path + ".mac", "%s is a multicast MAC; a NIC has a unicast MAC" % mac)
+                elif mac == "00:00:00:00:00:00":  # what BMCs show for a port without a MAC: it identifies nothing
+                    c.add(path + ".mac", "%s is no NIC's MAC; give the node's boot NIC's MAC" % mac)
                 elif macs.claim(mac, path + ".mac"):
                     entry["mac"] = mac
         if "ip" in m:
@@ -177,7 +182,8 @@ def bmc(c: Checker, raw: Any, path: str) -> dict:
             c.add("%s.%s" % (path, other), "is required with bmc.%s (or leave both out and give every node's"
                   " account with os_install_bmc_username/os_install_bmc_password, e.g. from an AWX credential)" % key)
     if "system_id" in b:
-        out["system_id"] = c.string(b["system_id"], path + ".system_id")
+        out["system_id"] = c.string(b["system_id"], path + ".system_id", SYSTEM_ID,
+                                    "a Redfish system id (letters, digits, . _ ~ -, as in /redfish/v1/Systems/<id>)")
     if "validate_certs" in b:
         if not isinstance(b["validate_certs"], bool):
             c.add(path + ".validate_certs", "must be true or false")

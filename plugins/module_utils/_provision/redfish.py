@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ansible.module_utils.six.moves import http_client
 from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
 from ansible.module_utils.six.moves.urllib.parse import urlsplit
 from ansible.module_utils.urls import open_url
@@ -51,6 +52,10 @@ RESET_OUTCOME = {"On": ("On", "PoweringOn"), "ForceOn": ("On", "PoweringOn"), "F
 BOOT_TARGETS = ("Pxe", "Hdd", "Cd", "UefiHttp", "BiosSetup", "None")
 BOOT_MODES = ("UEFI", "Legacy")
 MAC_RE = re.compile(r"^[0-9a-f]{2}([:-][0-9a-f]{2}){5}$", re.IGNORECASE)
+# A system's path as the fleet's system_id or the BMC's Systems collection gives it: appended to the BMC's URL, so
+# nothing that could change the host ('@', '//', '?', '#', spaces) gets through.
+SYSTEM_PATH = re.compile(r"/redfish/v1/Systems/[A-Za-z0-9._~-]+")
+MAX_BACKOFF = 30.0  # seconds between two tries, at most
 # An auth token is opaque printable text (DSP0266); anything else from the BMC is not sent back.
 TOKEN_RE = re.compile(r"^[\x21-\x7e]{1,4096}$")
 # A system lists a handful of interfaces; more is no real BMC's answer and is not followed.
@@ -111,16 +116,22 @@ class Redfish:
         try:
             response = open_url(self.url + path, method=method, data=data, headers=sent,
                                 validate_certs=self.validate_certs, ca_path=self.ca_path, timeout=self.timeout,
-                                follow_redirects="safe", **basic)
+                                follow_redirects="none", **basic)
             raw = response.read()
             return (json.loads(raw) if raw.strip() else {}), response.headers
         except HTTPError as exc:
             if exc.code >= 500:
                 raise _Transient("HTTP %d" % exc.code) from None
+            if 300 <= exc.code < 400:
+                # never followed: the credentials (basic auth, the session token) would go to wherever it points
+                raise RedfishError("%s: %s %s was redirected (HTTP %d) to %r; give the BMC's final address (https, "
+                                   "its own host) in the fleet; nothing was sent there"
+                                   % (self._where(), method, path, exc.code, str(exc.headers.get("Location"))[:200])
+                                   ) from None
             raise exc
-        except (URLError, OSError) as exc:
-            raise _Transient("no answer (%s)" % getattr(exc, "reason", exc)) from None
-        except ValueError:
+        except (URLError, OSError, http_client.HTTPException) as exc:
+            raise _Transient("no answer (%s)" % (getattr(exc, "reason", None) or type(exc).__name__)) from None
+        except (ValueError, RecursionError):
             raise RedfishError("%s: %s %s did not answer JSON" % (self._where(), method, path)) from None
 
     def _refused(self, method: str, path: str, exc: HTTPError) -> RedfishError:
@@ -143,7 +154,7 @@ class Redfish:
         attempt = 0
         while True:
             if attempt:
-                self.sleep(self.backoff * 2 ** (attempt - 1))
+                self.sleep(min(self.backoff * 2 ** (attempt - 1), MAX_BACKOFF))
             try:
                 return self._send(method, path, body, headers)
             except _Transient as exc:
@@ -243,7 +254,7 @@ class Redfish:
         cannot be deleted times out on the BMC."""
         session, self._session = self._session, None
         if session and self._token:
-            with contextlib.suppress(_Transient, HTTPError, RedfishError):
+            with contextlib.suppress(Exception):  # after the work is done, a broken logout is never the failure
                 self._send("DELETE", session, None)
         self._token, self._auth = None, None
 
@@ -259,12 +270,20 @@ class Redfish:
         if self._system is None:
             if self.system_id:
                 self._system = "/redfish/v1/Systems/%s" % self.system_id
+                if not SYSTEM_PATH.fullmatch(self._system):
+                    raise RedfishError("%s: system_id %r is not a Redfish system id (letters, digits, . _ ~ -)"
+                                       % (self._where(), self.system_id))
             else:
                 members = self.request("GET", "/redfish/v1/Systems").get("Members") or []
-                if len(members) != 1:
-                    raise RedfishError("%s: has %d systems; set bmc.system_id in the fleet to choose one"
-                                       % (self._where(), len(members)))
-                self._system = members[0]["@odata.id"].rstrip("/")
+                if not isinstance(members, list) or len(members) != 1:
+                    raise RedfishError("%s: has %s systems; set bmc.system_id in the fleet to choose one"
+                                       % (self._where(), len(members) if isinstance(members, list) else "no list of"))
+                link = members[0].get("@odata.id") if isinstance(members[0], dict) else None
+                if not isinstance(link, str) or not SYSTEM_PATH.fullmatch(link.rstrip("/")):
+                    # the path is appended to the BMC's URL: '@host/...' would send the session to another host
+                    raise RedfishError("%s: its system's link %r is not a /redfish/v1/Systems/<id> path; nothing was "
+                                       "changed" % (self._where(), str(link)[:200]))
+                self._system = link.rstrip("/")
         return self._system
 
     def system(self) -> dict[str, Any]:
@@ -406,8 +425,8 @@ class Redfish:
                 continue
             nic = self.request("GET", path)
             for key in ("MACAddress", "PermanentMACAddress"):
-                mac = normalize_mac(nic.get(key, ""))
-                if mac:
+                mac = normalize_mac(nic.get(key, "")) if isinstance(nic, dict) else ""
+                if mac and mac != "00:00:00:00:00:00":
                     found.add(mac)
         return sorted(found)
 
@@ -416,7 +435,8 @@ class Redfish:
         the node): a BMC address copied or mistyped in the fleet would power-cycle and wipe another server.
         Returns the system's MACs."""
         want = normalize_mac(mac)
-        if not want:
+        if not want or want == "00:00:00:00:00:00" or int(want[:2], 16) & 1:
+            # a zero MAC is what BMCs list for a port without one: it would match another server's BMC
             raise RedfishError("%s: %r is no MAC address to identify the node by" % (self._where(), mac))
         macs = self.mac_addresses()
         if want not in macs:

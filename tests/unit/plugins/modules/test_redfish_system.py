@@ -12,6 +12,8 @@ from tests.support.module_args import patch_module_args
 
 class FakeClient:
     boot_mode = ""
+    name = "gpu1"
+    url = "https://192.0.2.11"
 
     def __init__(self, power: str = "Off", boot: dict | None = None) -> None:
         self.power = power
@@ -49,6 +51,17 @@ def test_power_changes_only_what_differs(power, before, reset, changed) -> None:
     result = redfish_system.run(fake, power, None, check=False, wait=True, wait_timeout=10)
     assert result["changed"] is changed
     assert fake.sent == ([("reset", reset)] if reset else [])
+
+
+@pytest.mark.parametrize("state", ["PoweringOn", "PoweringOff", "Paused", "Unknown", "on"])
+def test_a_cycle_from_a_state_neither_on_nor_off_is_refused_before_anything_is_sent(state: str) -> None:
+    """'On' sent to a server that runs is a no-op: reported as a cycle, the install would never start."""
+    fake = FakeClient(power=state)
+    with pytest.raises(redfish_system.RedfishError) as err:
+        redfish_system.run(fake, "cycle", "Pxe", check=False, wait=True, wait_timeout=10)
+    assert str(err.value) == ("gpu1: BMC https://192.0.2.11: power state %r is neither On nor Off; a power cycle "
+                              "needs one of them (try again once it settled); nothing was changed" % state)
+    assert fake.sent == []
 
 
 def test_boot_once_is_set_once_and_check_mode_sends_nothing() -> None:

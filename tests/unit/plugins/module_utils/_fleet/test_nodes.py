@@ -100,6 +100,9 @@ def test_the_labs_nodes_load_in_fleet_order_with_their_tenant() -> None:
      ["nodes[0].mac: '52:54-00:00:00:01' is not a MAC address (aa:bb:cc:dd:ee:ff)"]),
     ({"mac": "03:00:5E:00:00:01"}, None,
      ["nodes[0].mac: 03:00:5e:00:00:01 is a multicast MAC; a NIC has a unicast MAC"]),
+    # what a BMC lists for a port without a MAC: as the node's identity it would match another server
+    ({"mac": "00:00:00:00:00:00"}, None,
+     ["nodes[0].mac: 00:00:00:00:00:00 is no NIC's MAC; give the node's boot NIC's MAC"]),
     ({"ip": "192.0.2.10"}, None, ["nodes[0].ip: IP 192.0.2.10 is already used by site.management.pxe_server"]),
     ({"ip": "192.0.2.1"}, None, ["nodes[0].ip: IP 192.0.2.1 is already used by site.management.gateway"]),
     ({"ip": "192.0.2.200"}, None, ["nodes[0].ip: 192.0.2.200 is inside the DHCP range 192.0.2.200-192.0.2.250; "
@@ -289,6 +292,15 @@ def test_the_bmc_options_are_kept_or_refused_naming_the_field() -> None:
         "validate_certs, boot_mode, boot_target",
         "nodes[0].bmc.validate_certs: must be true or false",
     ]
+
+
+@pytest.mark.parametrize("system_id", ["System 1", "../Managers/1", "1?x", "@bmc02"])
+def test_a_system_id_that_would_change_the_bmc_url_is_refused(system_id: str) -> None:
+    """It is appended to /redfish/v1/Systems/: a space made every request fail, '@' or '..' another URL."""
+    c = Checker()
+    bmc(c, {"address": "bmc01", "system_id": system_id}, "nodes[0].bmc")
+    assert c.problems == ["nodes[0].bmc.system_id: %r is not a Redfish system id (letters, digits, . _ ~ -, as in "
+                          "/redfish/v1/Systems/<id>)" % system_id]
 
 
 @pytest.mark.parametrize(("entry", "identity"), [

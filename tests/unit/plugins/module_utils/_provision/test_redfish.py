@@ -41,6 +41,8 @@ class Bmc:
         self.allowed: list[str] | None = None
         self.reset_answers_503 = 0  # the reset is applied, the answer is lost
         self.version = 1
+        self.members: list | None = None  # what /redfish/v1/Systems lists, when not the one system
+        self.redirect_system_to = ""  # a GET of the system is answered 302 to this address
 
     def etag(self) -> str:
         return 'W/"%d"' % self.version
@@ -93,7 +95,10 @@ def bmc() -> Iterator[tuple[Bmc, str]]:
                 del fake.sessions[token]
                 return self._answer(204)
             if self.path == "/redfish/v1/Systems":
-                return self._answer(200, {"Members": [{"@odata.id": SYSTEM}]})
+                return self._answer(200, {"Members": [{"@odata.id": SYSTEM}] if fake.members is None
+                                          else fake.members})
+            if self.path == SYSTEM and fake.redirect_system_to:
+                return self._answer(302, {}, {"Location": fake.redirect_system_to + SYSTEM})
             if self.path == SYSTEM and self.command == "GET":
                 state = dict(fake.state)
                 if fake.settings is not None:
@@ -358,3 +363,82 @@ def test_a_restart_whose_answer_is_lost_is_reported_not_repeated(bmc) -> None:
                                            r"the power state \(On\) cannot tell whether it happened; not sent again"):
         client(url)[0].reset("ForceRestart")
     assert len([m for m, _p, _b in fake.requests if m == "POST"]) == 1
+
+
+# --- what a BMC answers is untrusted ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def elsewhere() -> Iterator[tuple[list, str]]:
+    """Another host on loopback that records what reaches it (it must be nothing)."""
+    seen: list = []
+
+    class Record(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def _handle(self) -> None:
+            seen.append((self.command, self.path, dict(self.headers)))
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        do_GET = do_POST = do_PATCH = do_DELETE = _handle
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Record)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield seen, "127.0.0.1:%d" % server.server_address[1]
+    server.shutdown()
+
+
+@pytest.mark.parametrize("link", ["@{other}/redfish/v1/Systems/1", "/redfish/v1/Systems/../../x",
+                                  "/redfish/v1/Systems/1?x=@{other}", "//{other}/redfish/v1/Systems/1", None, 7])
+def test_a_system_link_that_is_no_system_path_is_refused_and_nothing_goes_elsewhere(bmc, elsewhere, link) -> None:
+    """The system's path is appended to the BMC's URL: '@host/...' made it http://bmc:port@host/..., and the session
+    token and the power action went there."""
+    fake, url = bmc
+    seen, other = elsewhere
+    fake.sessions_enabled = True
+    fake.members = [{"@odata.id": link.format(other=other) if isinstance(link, str) else link}]
+    rf = client(url)[0]
+    with pytest.raises(RedfishError, match="is not a /redfish/v1/Systems/<id> path; nothing was changed"):
+        rf.power_state()
+    rf.close()
+    assert seen == [] and all(method in ("GET", "POST", "DELETE") for method, _p, _b in fake.requests)
+
+
+def test_a_fleet_system_id_that_is_no_id_is_refused(bmc) -> None:
+    rf = client(bmc[1], system_id="System 1")[0]
+    with pytest.raises(RedfishError, match="system_id 'System 1' is not a Redfish system id"):
+        rf.power_state()
+
+
+def test_a_redirect_is_refused_and_the_credentials_never_follow_it(bmc, elsewhere) -> None:
+    fake, url = bmc
+    seen, other = elsewhere
+    fake.redirect_system_to = "http://" + other
+    rf = client(url)[0]
+    with pytest.raises(RedfishError) as err:
+        rf.power_state()
+    assert "was redirected (HTTP 302) to 'http://%s%s'" % (other, SYSTEM) in str(err.value)
+    assert seen == [] and PASSWORD not in str(err.value)
+
+
+def test_a_zero_mac_identifies_nothing_on_either_side(bmc) -> None:
+    """BMCs list 00:00:00:00:00:00 for a port without a MAC: it must never match the fleet's node."""
+    fake, url = bmc
+    fake.nics["nic3"] = {"MACAddress": "00:00:00:00:00:00"}
+    rf = client(url)[0]
+    assert "00:00:00:00:00:00" not in rf.mac_addresses()
+    for mac in ("00:00:00:00:00:00", "01:00:5e:00:00:01"):
+        with pytest.raises(RedfishError, match="is no MAC address to identify the node by"):
+            rf.identify(mac)
+
+
+def test_the_backoff_between_tries_is_capped(bmc) -> None:
+    fake, url = bmc
+    fake.failures = 8
+    rf, sleeps = client(url, retries=8)
+    assert rf.power_state() == "Off"
+    assert sleeps == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0]
