@@ -162,19 +162,33 @@ def run(params: dict) -> dict:
     if running is None:
         raise FabricError(["running_config: required with state=%s; gather the switch's config first" % state])
     result = _push_state(switch, state, running, params.get("tenants"), underlay, opts, params.get("render_after"))
-    check_removals(switch["name"], result["changes"]["removed"], params.get("max_removals"))
+    before = {t["name"]: t for t in result["before"]}
+    after = {t["name"]: t for t in result["after"]}
+    # A tenant kept by name whose VLAN, VNI or VRF changes is taken down and made again: a fleet of another site
+    # with the same tenant names would otherwise pass max_removals while it tears every network down.
+    rebuilt = [n for n in result["changes"]["modified"]
+               if any(before[n].get(key) != after[n].get(key) for key in REBUILT_BY)]
+    check_removals(switch["name"], result["changes"]["removed"], params.get("max_removals"), rebuilt)
     return result
 
 
-def check_removals(switch: str, removed: list[str], most: int | None) -> None:
-    """``FabricError`` when one run would remove more tenants from a switch than ``most`` (None: no limit).
+# The keys of a tenant that a switch cannot change in place: the delta removes the tenant's objects and adds them.
+REBUILT_BY = ("vlan", "vni", "vrf", "l3vni")
+
+
+def check_removals(switch: str, removed: list[str], most: int | None, rebuilt: list[str] | None = None) -> None:
+    """``FabricError`` when one run would remove (or take down and make again) more tenants from a switch than
+    ``most`` (None: no limit).
 
     A fleet mistake (a tenant list left empty, a fleet file from the wrong site) must not take
     every tenant's network down in one run: the plan is refused before anything is pushed."""
-    if most is not None and len(removed) > most:
-        raise FabricError(["%s: this run would remove %d tenants (%s), more than max_removals %d; nothing was"
+    gone = list(removed) + list(rebuilt or [])
+    if most is not None and len(gone) > most:
+        rebuilt_text = " (taken down and made again with another VLAN, VNI or VRF: %s)" % ", ".join(rebuilt) \
+            if rebuilt else ""
+        raise FabricError(["%s: this run would remove %d tenants (%s)%s, more than max_removals %d; nothing was"
                            " changed (check the fleet and the tenant list, or raise the limit for this run)"
-                           % (switch, len(removed), ", ".join(removed), most)])
+                           % (switch, len(gone), ", ".join(gone), rebuilt_text, most)])
 
 
 def _push_state(switch: dict, state: str, running: Any, names: list | None, underlay: dict, opts: dict,

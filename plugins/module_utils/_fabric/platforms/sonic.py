@@ -240,6 +240,13 @@ def _vrf(name: Any, path: str) -> str:
     return name[len(VRF_PREFIX) :] if name.startswith(VRF_PREFIX) else name
 
 
+def _vlan_name(value: Any, where: str) -> str | None:
+    """A tunnel map's VLAN, as config_db holds it (a name such as Vlan101); anything else is not config_db's."""
+    if value is None or isinstance(value, str):
+        return value
+    raise NativeConfigError(["%s: %r is not a VLAN name (config_db holds e.g. Vlan101)" % (where, value)])
+
+
 def parse(config: Any) -> list[dict]:
     """Tenants we own in a config_db (``sonic-cfggen -d --print-data``), in the neutral shape.
 
@@ -258,7 +265,8 @@ def parse(config: Any) -> list[dict]:
     for key, fields in at(db, "", "VXLAN_TUNNEL_MAP").items():
         tunnel_map = at(fields, "VXLAN_TUNNEL_MAP|" + key)
         if tunnel_map:
-            vni_of[tunnel_map.get("vlan")] = number(tunnel_map.get("vni", 0), "VXLAN_TUNNEL_MAP|%s vni" % key)
+            vni_of[_vlan_name(tunnel_map.get("vlan"), "VXLAN_TUNNEL_MAP|%s vlan" % key)] = number(
+                tunnel_map.get("vni", 0), "VXLAN_TUNNEL_MAP|%s vni" % key)
     ifaces = at(db, "", "VLAN_INTERFACE")
     addresses: dict[str, list[str]] = {}
     for key in ifaces:
@@ -334,7 +342,8 @@ def owned(config: Any) -> dict:
 
     keep("VLAN_MEMBER", {k: v for k, v in at(db, "", "VLAN_MEMBER").items() if k.split("|", 1)[0] in vlans})
     keep("VXLAN_TUNNEL_MAP", {k: v for k, v in at(db, "", "VXLAN_TUNNEL_MAP").items()
-                              if at(v, "VXLAN_TUNNEL_MAP|" + k).get("vlan") in vlans})
+                              if _vlan_name(at(v, "VXLAN_TUNNEL_MAP|" + k).get("vlan"),
+                                            "VXLAN_TUNNEL_MAP|%s vlan" % k) in vlans})
     ifaces = {k: v for k, v in at(db, "", "VLAN_INTERFACE").items() if k.split("|", 1)[0] in vlans}
     keep("VLAN_INTERFACE", ifaces)
     bound = {str(at(v, "VLAN_INTERFACE|" + k).get("vrf_name", "")) for k, v in ifaces.items() if "|" not in k}

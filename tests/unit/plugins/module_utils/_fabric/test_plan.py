@@ -150,3 +150,26 @@ def test_a_kept_file_that_cannot_be_read_is_named(tmp_path):
     (tmp_path / ("%s.sonic.json" % sw["name"])).write_text("[1, 2]")
     with pytest.raises(NativeConfigError, match=r"running_config: is \[1, 2\], not a mapping"):
         plan.run(params(sw, "merged", kept_dir=str(tmp_path)))
+
+
+@pytest.mark.parametrize("platform", list(LEAVES))
+def test_a_fleet_with_the_same_names_and_other_networks_counts_against_max_removals(platform):
+    """A fleet file of another site with the same tenant names is no removal by name, but its other VLANs, VNIs
+    and VRFs take every tenant's network down and make it again: max_removals counts those tenants too."""
+    sw = LEAVES[platform]
+    running = native(sw, sw["tenants"])
+    moved = copy.deepcopy(sw)
+    for i, tenant in enumerate(moved["tenants"]):
+        tenant.update(vlan=tenant["vlan"] + 1000, vni=tenant["vni"] + 1000, l3vni=tenant["l3vni"] + 1000 + i)
+    names = sorted(t["name"] for t in sw["tenants"])
+    with pytest.raises(FabricError) as err:
+        plan.run(params(moved, "replaced", running, max_removals=0))
+    assert err.value.problems == [
+        "%s: this run would remove %d tenants (%s) (taken down and made again with another VLAN, VNI or VRF: %s), "
+        "more than max_removals 0; nothing was changed (check the fleet and the tenant list, or raise the limit for "
+        "this run)" % (sw["name"], len(names), ", ".join(names), ", ".join(names))]
+    assert plan.run(params(moved, "replaced", running, max_removals=len(names)))["changed"] is True
+    # a change made in place (a port) is no removal
+    ported = copy.deepcopy(sw)
+    ported["tenants"][0]["ports"] = ported["tenants"][0]["ports"][:1]
+    assert plan.run(params(ported, "replaced", running, max_removals=0))["changes"]["removed"] == []

@@ -214,3 +214,10 @@ def test_a_running_config_that_is_not_config_db_is_named():
     with pytest.raises(NativeConfigError) as err:
         sonic.parse({"VLAN_MEMBER": {"Vlan5|Ethernet0": "untagged"}})
     assert err.value.problems == ["VLAN_MEMBER|Vlan5|Ethernet0: is 'untagged', not a mapping"]
+    # a tunnel map whose VLAN is a list raised TypeError (unhashable), in parse and in owned_config's cut
+    junk = {"VLAN": {"Vlan5": {"vlanid": "5"}}, "VXLAN_TUNNEL_MAP": {"vtep|map_5_Vlan5": {"vlan": ["Vlan5"], "vni": "5"}}}
+    for read in (sonic.parse, sonic.owned):
+        with pytest.raises(NativeConfigError) as err:
+            read(junk)
+        assert err.value.problems == [
+            "VXLAN_TUNNEL_MAP|vtep|map_5_Vlan5 vlan: ['Vlan5'] is not a VLAN name (config_db holds e.g. Vlan101)"]
