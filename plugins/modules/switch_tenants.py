@@ -120,7 +120,7 @@ options:
       - The most tenants one run may remove from the switch (V(replaced), V(overridden), V(deleted)).
         A plan that removes more fails, naming them, before anything is pushed, so that a fleet mistake
         (an empty tenant list, the wrong fleet file) cannot take every tenant's network down at once.
-      - A tenant kept by name whose VLAN, VNI or VRF changes counts as removed: the change takes it down and
+      - A tenant kept by name whose VLAN, VNI or VRF changes counts as removed, since the change takes it down and
         makes it again (a fleet of another site with the same tenant names).
       - Unset, no limit (the switch_fabric role always sets it, from C(switch_fabric_max_removals)).
     type: int
