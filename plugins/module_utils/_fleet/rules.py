@@ -121,11 +121,12 @@ def check_host_addresses(c: Checker, site: dict, nodes: list[dict], switches: li
               ("site.management.pxe_server", "the boot server", "nodes", mgmt.get("pxe_server"))]
     if gateway.get("ip") != mgmt.get("pxe_server"):  # the WireGuard gateway may run on the boot server
         claims.append(("site.host_cluster.wireguard_gateway.ip", "the WireGuard gateway", "gateway", gateway.get("ip")))
-    claims += [("nodes[%d].ip" % i, "node %s" % n.get("name"), "nodes", n.get("ip")) for i, n in enumerate(nodes)]
-    for i, sw in enumerate(switches):
-        claims += [("fabric.switches[%d].mgmt_ip" % i, "switch %s (management)" % sw.get("name"), "switches",
+    # each entry's own path: an entry that was no mapping is not in these lists, so an index would shift
+    claims += [(n["_path"] + ".ip", "node %s" % n.get("name"), "nodes", n.get("ip")) for n in nodes]
+    for sw in switches:
+        claims += [(sw["_path"] + ".mgmt_ip", "switch %s (management)" % sw.get("name"), "switches",
                     sw.get("mgmt_ip")),
-                   ("fabric.switches[%d].loopback" % i, "switch %s (loopback)" % sw.get("name"), "loopbacks",
+                   (sw["_path"] + ".loopback", "switch %s (loopback)" % sw.get("name"), "loopbacks",
                     sw.get("loopback"))]
     seen: dict[str, tuple[str, str, str]] = {}
     for path, what, kind, address in claims:

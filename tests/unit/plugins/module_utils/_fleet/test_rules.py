@@ -249,6 +249,16 @@ def test_an_address_of_two_kinds_of_machine_is_refused(where: tuple, value: str,
     assert validate_fleet(data) == [problem + "; one address, one machine"]
 
 
+def test_the_clash_names_the_entry_where_it_is_even_after_an_entry_that_is_no_mapping() -> None:
+    data = lab_fleet()
+    data["nodes"][1]["ip"] = "198.51.100.11"
+    data["nodes"].insert(0, "gpu0")
+    problems = validate_fleet(data)
+    assert problems[0].startswith("nodes[0]: must be a mapping") and problems[1:] == [
+        "nodes[2].ip: 198.51.100.11 is already the address of the WireGuard gateway "
+        "(site.host_cluster.wireguard_gateway.ip); one address, one machine"]
+
+
 def test_the_wireguard_gateway_may_run_on_the_boot_server() -> None:
     data = lab_fleet()
     data["site"]["host_cluster"]["wireguard_gateway"]["ip"] = data["site"]["management"]["pxe_server"]
