@@ -171,7 +171,11 @@ def bmc(c: Checker, raw: Any, path: str) -> dict:
         if addr:
             out["address"] = addr
             out["url"] = addr.rstrip("/") if "://" in addr else "https://" + addr
-            if not re.fullmatch(r"^https?://[A-Za-z0-9.\-\[\]:]+(/.*)?$", out["url"]):
+            if "@" in out["url"].partition("://")[2].split("/", 1)[0]:
+                # not echoed: the part before '@' is a user name and, likely, a password
+                c.add(path + ".address", "holds a user name or password (user@host); give the BMC's address only"
+                      " and the credentials as bmc.username and bmc.password")
+            elif not re.fullmatch(r"^https?://[A-Za-z0-9.\-\[\]:]+(/.*)?$", out["url"]):
                 c.add(path + ".address", "%r is not a BMC address (host, host:port or http(s)://host[:port])" % addr)
     if "username" in b:
         out["username"] = c.string(b["username"], path + ".username")

@@ -56,6 +56,11 @@ MAC_RE = re.compile(r"^[0-9a-f]{2}([:-][0-9a-f]{2}){5}$", re.IGNORECASE)
 # nothing that could change the host ('@', '//', '?', '#', spaces) gets through.
 SYSTEM_PATH = re.compile(r"/redfish/v1/Systems/[A-Za-z0-9._~-]+")
 MAX_BACKOFF = 30.0  # seconds between two tries, at most
+# The largest answer read from a BMC: a Redfish resource is a few KiB (a large collection some hundred); more is no
+# BMC's answer, and is not held in memory.
+MAX_ANSWER = 4 * 1024 * 1024
+# Of an error's body, only what its message needs.
+MAX_ERROR_BODY = 64 * 1024
 # An auth token is opaque printable text (DSP0266); anything else from the BMC is not sent back.
 TOKEN_RE = re.compile(r"^[\x21-\x7e]{1,4096}$")
 # A system lists a handful of interfaces; more is no real BMC's answer and is not followed.
@@ -78,6 +83,11 @@ class Redfish:
                  retries: int = 4, backoff: float = 1.0, sleep: Callable[[float], None] = time.sleep,
                  boot_mode: str = ""):
         self.url = url.rstrip("/") if "://" in url else "https://" + url.rstrip("/")
+        if "@" in urlsplit(self.url).netloc:
+            # a user and password in the address would be printed with every message naming the BMC
+            raise RedfishError("%s: bmc.url holds a user name or password (user@host); give the BMC's address only "
+                               "(https://host[:port]) and the credentials as bmc.username and bmc.password"
+                               % (name or "BMC"))
         self.username, self._password = username, password
         self.name = name or self.url
         self.system_id = system_id
@@ -117,8 +127,15 @@ class Redfish:
             response = open_url(self.url + path, method=method, data=data, headers=sent,
                                 validate_certs=self.validate_certs, ca_path=self.ca_path, timeout=self.timeout,
                                 follow_redirects="none", **basic)
-            raw = response.read()
-            return (json.loads(raw) if raw.strip() else {}), response.headers
+            raw = response.read(MAX_ANSWER + 1)
+            if len(raw) > MAX_ANSWER:
+                raise RedfishError("%s: %s %s answered more than %d bytes; no Redfish resource is that large"
+                                   % (self._where(), method, path, MAX_ANSWER))
+            answer = json.loads(raw) if raw.strip() else {}
+            if not isinstance(answer, dict):
+                raise RedfishError("%s: %s %s answered JSON that is no object (%s); a Redfish resource is one"
+                                   % (self._where(), method, path, type(answer).__name__))
+            return answer, response.headers
         except HTTPError as exc:
             if exc.code >= 500:
                 raise _Transient("HTTP %d" % exc.code) from None
@@ -140,7 +157,8 @@ class Redfish:
                                  "password" % (self._where(), exc.code, self.username))
         else:
             error = RedfishError("%s: %s %s was refused with HTTP %d: %s"
-                                 % (self._where(), method, path, exc.code, _message(exc)))
+                                 % (self._where(), method, path, exc.code,
+                                    _message(exc, (self._password, self._token))))
         error.status = exc.code
         return error
 
@@ -212,7 +230,7 @@ class Redfish:
             return
         self._auth = "basic"
         root = self._call_root()
-        link = ((root.get("Links") or {}).get("Sessions") or {}).get("@odata.id")
+        link = _obj(_obj(root.get("Links")).get("Sessions")).get("@odata.id")
         if not isinstance(link, str) or not link.startswith("/redfish/v1/"):
             return
         try:
@@ -295,16 +313,16 @@ class Redfish:
     def settings_path(self, system: dict[str, Any] | None = None) -> str:
         """The system's settings object (``@Redfish.Settings``), or '' when changes go to the system itself."""
         system = self.system() if system is None else system
-        link = ((system.get("@Redfish.Settings") or {}).get("SettingsObject") or {}).get("@odata.id")
+        link = _obj(_obj(system.get("@Redfish.Settings")).get("SettingsObject")).get("@odata.id")
         return link.rstrip("/") if isinstance(link, str) and link.startswith(self.system_path() + "/") else ""
 
     def boot_override(self) -> dict[str, str]:
         """The boot override as the next boot will see it: a change waiting in the settings object counts."""
         system = self.system()
-        boot = dict(system.get("Boot") or {})
+        boot = dict(_obj(system.get("Boot")))
         settings = self.settings_path(system)
         if settings:
-            pending = self.get(settings).get("Boot") or {}
+            pending = _obj(self.get(settings).get("Boot"))
             boot.update({k: v for k, v in pending.items() if k.startswith("BootSourceOverride")})
         out = {"target": str(boot.get("BootSourceOverrideTarget", "None")),
                "enabled": str(boot.get("BootSourceOverrideEnabled", "Disabled"))}
@@ -317,7 +335,7 @@ class Redfish:
         (``BootSourceOverrideTarget@Redfish.AllowableValues``; e.g. UefiHttp on a BMC in Legacy mode)."""
         if target not in BOOT_TARGETS:
             raise RedfishError("%s: boot target %r is not one of %s" % (self._where(), target, ", ".join(BOOT_TARGETS)))
-        boot = (self.system() if system is None else system).get("Boot") or {}
+        boot = _obj((self.system() if system is None else system).get("Boot"))
         allowed = boot.get("BootSourceOverrideTarget@Redfish.AllowableValues")
         if isinstance(allowed, list) and target not in allowed:
             raise RedfishError("%s: the system does not take boot target %s; it lists %s (nothing was changed)"
@@ -326,7 +344,7 @@ class Redfish:
     def set_boot_once(self, target: str) -> None:
         system = self.system()
         self.require_boot_target(target, system)
-        now = system.get("Boot") or {}
+        now = _obj(system.get("Boot"))
         boot = {"BootSourceOverrideTarget": target, "BootSourceOverrideEnabled": "Once"}
         mode = self.boot_mode or now.get("BootSourceOverrideMode")
         if mode in BOOT_MODES:
@@ -341,11 +359,11 @@ class Redfish:
 
     def allowed_resets(self) -> list[str] | None:
         """The reset types the BMC lists for the system, or None when it lists none (then any is tried)."""
-        action = (self.system().get("Actions") or {}).get("#ComputerSystem.Reset") or {}
+        action = _obj(_obj(self.system().get("Actions")).get("#ComputerSystem.Reset"))
         values = action.get("ResetType@Redfish.AllowableValues")
         info = action.get("@Redfish.ActionInfo")
         if values is None and isinstance(info, str) and info.startswith("/redfish/v1/"):
-            for parameter in self.request("GET", info).get("Parameters") or []:
+            for parameter in _items(self.request("GET", info).get("Parameters")):
                 if isinstance(parameter, dict) and parameter.get("Name") == "ResetType":
                     values = parameter.get("AllowableValues")
         if not isinstance(values, list):
@@ -414,10 +432,10 @@ class Redfish:
         """The MAC addresses of the system's network interfaces (Redfish ``EthernetInterfaces``:
         ``MACAddress`` and ``PermanentMACAddress`` of each member), normalised, sorted; [] when it lists none.
         What the BMC answers is not trusted: anything that is no MAC address is left out."""
-        link = (self.system().get("EthernetInterfaces") or {}).get("@odata.id")
+        link = _obj(self.system().get("EthernetInterfaces")).get("@odata.id")
         if not isinstance(link, str) or not link.startswith("/redfish/v1/"):
             return []
-        members = self.request("GET", link).get("Members") or []
+        members = _items(self.request("GET", link).get("Members"))
         found = set()
         for member in members[:MAX_INTERFACES]:
             path = member.get("@odata.id") if isinstance(member, dict) else None
@@ -458,9 +476,27 @@ class Redfish:
         return out
 
 
-def _message(exc: HTTPError) -> str:
+def _obj(value: Any) -> dict[str, Any]:
+    """A nested part of a BMC's answer where the reader expects an object: anything else reads as empty."""
+    return value if isinstance(value, dict) else {}
+
+
+def _items(value: Any) -> list[Any]:
+    """A nested list of a BMC's answer (Members, Parameters): anything else reads as empty."""
+    return value if isinstance(value, list) else []
+
+
+def _message(exc: HTTPError, secrets: tuple = ()) -> str:
+    """The BMC's own words for a refusal, short and printable, with any credential it echoes masked (a BMC may quote
+    the request it refused: the session token, the password of a login)."""
     try:
-        body = json.loads(exc.read() or b"{}")
-        return str(body.get("error", {}).get("message") or body)[:300]
-    except (ValueError, AttributeError, OSError):
-        return str(exc.reason)
+        body = json.loads(exc.read(MAX_ERROR_BODY) or b"{}")
+        error = body.get("error") if isinstance(body, dict) else None
+        text = str((error.get("message") if isinstance(error, dict) else None) or body)
+    except (ValueError, AttributeError, OSError, RecursionError):
+        text = str(exc.reason)
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "********")
+    text = "".join(c if c.isprintable() else " " for c in text)
+    return text[:300]

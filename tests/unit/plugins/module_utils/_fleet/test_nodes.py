@@ -271,6 +271,17 @@ def test_what_is_not_a_bmc_address_is_refused_naming_the_forms(address: str) -> 
                           % address]
 
 
+@pytest.mark.parametrize("address", ["https://admin:Hunter2-bmc@bmc01.example", "admin:Hunter2-bmc@192.0.2.121",
+                                     "http://Hunter2-bmc@bmc01.example:8000/redfish/v1"])
+def test_a_bmc_address_with_credentials_is_refused_without_printing_them(address: str) -> None:
+    """A password in the address would be printed with every message that names the BMC."""
+    c = Checker()
+    bmc(c, {"address": address}, "nodes[0].bmc")
+    assert c.problems == ["nodes[0].bmc.address: holds a user name or password (user@host); give the BMC's address"
+                          " only and the credentials as bmc.username and bmc.password"]
+    assert "Hunter2" not in " ".join(c.problems)
+
+
 def test_the_bmc_account_comes_as_a_pair() -> None:
     for given, missing in (("username", "password"), ("password", "username")):
         c = Checker()

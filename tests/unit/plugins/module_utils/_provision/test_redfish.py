@@ -43,6 +43,7 @@ class Bmc:
         self.version = 1
         self.members: list | None = None  # what /redfish/v1/Systems lists, when not the one system
         self.redirect_system_to = ""  # a GET of the system is answered 302 to this address
+        self.raw: dict[str, tuple[int, bytes]] = {}  # path -> (status, body as sent), whatever the request
 
     def etag(self) -> str:
         return 'W/"%d"' % self.version
@@ -71,6 +72,14 @@ def bmc() -> Iterator[tuple[Bmc, str]]:
             body = json.loads(self.rfile.read(length)) if length else {}
             fake.requests.append((self.command, self.path, body))
             fake.headers.append(dict(self.headers))
+            if self.path in fake.raw:
+                code, data = fake.raw[self.path]
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return None
             sessions = "/redfish/v1/SessionService/Sessions"
             if fake.failures:
                 fake.failures -= 1
@@ -442,3 +451,56 @@ def test_the_backoff_between_tries_is_capped(bmc) -> None:
     rf, sleeps = client(url, retries=8)
     assert rf.power_state() == "Off"
     assert sleeps == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0]
+
+
+@pytest.mark.parametrize("answer, named", [
+    (b"[1, 2]", "answered JSON that is no object (list)"),
+    (b'"On"', "answered JSON that is no object (str)"),
+    (b'{"PowerState": "' + b"x" * (5 * 1024 * 1024) + b'"}', "answered more than 4194304 bytes"),
+])
+def test_an_answer_that_is_no_object_or_too_large_is_a_named_error(bmc, answer: bytes, named: str) -> None:
+    fake, url = bmc
+    fake.raw[SYSTEM] = (200, answer)
+    rf, sleeps = client(url)
+    with pytest.raises(RedfishError) as err:
+        rf.power_state()
+    assert f"node1: BMC {url}: GET {SYSTEM} {named}" in str(err.value), str(err.value)
+    assert sleeps == []  # not retried: the same BMC answers the same
+
+
+def test_parts_of_the_system_that_are_no_objects_read_as_absent(bmc) -> None:
+    """A BMC's Boot, Actions, settings link or NIC list of the wrong type: no AttributeError, read as absent."""
+    fake, url = bmc
+    system = {"PowerState": "On", "Boot": ["Pxe"], "Actions": "none", "@Redfish.Settings": 7,
+              "EthernetInterfaces": {"@odata.id": SYSTEM + "/EthernetInterfaces"}}
+    fake.raw[SYSTEM] = (200, json.dumps(system).encode())
+    fake.raw[SYSTEM + "/EthernetInterfaces"] = (200, b'{"Members": {"@odata.id": "/redfish/v1/x"}}')
+    rf = client(url)[0]
+    assert rf.power_state() == "On"
+    assert rf.boot_override() == {"target": "None", "enabled": "Disabled"}
+    assert rf.allowed_resets() is None
+    assert rf.mac_addresses() == []
+    with pytest.raises(RedfishError, match="has no network interface listed"):
+        rf.identify("52:54:00:c6:33:63")
+
+
+def test_a_refusal_that_echoes_a_credential_is_printed_masked_and_printable(bmc) -> None:
+    """A BMC may quote the request it refused (the session token, a login's password) and anything it likes."""
+    fake, url = bmc
+    fake.sessions_enabled = True
+    echo = {"error": {"message": f"bad request from admin:{PASSWORD} with X-Auth-Token tok-1\x1b[2J\nroot# "}}
+    fake.raw[SYSTEM + "/Actions/ComputerSystem.Reset"] = (400, json.dumps(echo).encode())
+    rf = client(url)[0]
+    with pytest.raises(RedfishError) as err:
+        rf.reset("On")
+    message = str(err.value)
+    assert "was refused with HTTP 400: bad request from admin:******** with X-Auth-Token ********" in message, message
+    assert PASSWORD not in message and "tok-1" not in message
+    assert all(c.isprintable() for c in message), repr(message)
+
+
+def test_a_bmc_url_with_credentials_is_refused_without_printing_them() -> None:
+    with pytest.raises(RedfishError) as err:
+        Redfish("https://admin:Hunter2-bmc@192.0.2.121", "admin", PASSWORD, name="node1")
+    assert str(err.value).startswith("node1: bmc.url holds a user name or password (user@host)")
+    assert "Hunter2" not in str(err.value)
