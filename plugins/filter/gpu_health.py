@@ -25,6 +25,13 @@ def _gpu_quarantine_breaker(records: Any, window_s: Any, ratio: Any, fleet: Any,
         window, share = int(window_s), float(ratio)
     except (TypeError, ValueError):
         raise AnsibleFilterError("gpu_quarantine_breaker: window and ratio must be numbers") from None
+    # a ratio of 10 meant as 10 % would let the whole fleet go in one window; NaN compares false, so it is refused too
+    if not 0 <= share <= 1:
+        raise AnsibleFilterError("gpu_quarantine_breaker: ratio (gpu_quarantine_max_ratio) must be a share of the fleet"
+                                 " between 0 and 1 (0.1 is 10 %%), not %s" % ratio)
+    if window < 1:
+        raise AnsibleFilterError("gpu_quarantine_breaker: window (gpu_quarantine_window) must be at least 1 second, not"
+                                 " %d (no quarantine would count)" % window)
     if not isinstance(records, list):
         raise AnsibleFilterError("gpu_quarantine_breaker: expects the list of records (Nodes, ConfigMaps: "
                                  "k8s_info resources)")

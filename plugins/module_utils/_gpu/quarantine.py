@@ -38,16 +38,20 @@ def stamp(when: datetime.datetime | None = None) -> str:
 NODE_LABEL = "gpucloud.baremetal/node"
 
 
+def _mapping(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
 def _name(record: dict) -> str:
-    meta = record.get("metadata", {})
-    return str((meta.get("labels") or {}).get(NODE_LABEL) or meta.get("name"))
+    meta = _mapping(record.get("metadata"))
+    return str(_mapping(meta.get("labels")).get(NODE_LABEL) or meta.get("name"))
 
 
 def _recent(records: list[Any], window_s: int, now: datetime.datetime) -> set[str]:
     recent = set()
     for record in records or []:
-        meta = record.get("metadata", {}) if isinstance(record, dict) else {}
-        notes = meta.get("annotations") or {}
+        meta = _mapping(record.get("metadata")) if isinstance(record, dict) else {}
+        notes = _mapping(meta.get("annotations"))
         times = ([notes.get(AT)] if notes.get(BY) == "gpu-health" else []) + \
             ([notes[LAST_AT]] if LAST_AT in notes else [])
         for text in times:

@@ -101,3 +101,25 @@ def test_records_that_are_no_mapping_are_passed_over() -> None:
     """A list entry that is no object names no node: it counts nowhere, and the breaker still answers."""
     out = BREAKER(["junk", None, 3, ["x"], node("gpu2", 5)], 600, 0.25, FLEET)
     assert out["recent"] == ["gpu2"] and out["open"] is True
+
+
+@pytest.mark.parametrize("ratio", [10, "10", -0.1, float("nan"), float("inf"), "nan"])
+def test_a_ratio_that_is_no_share_of_the_fleet_is_refused(ratio: object) -> None:
+    """10 meant as 10 % would let every node go in one window; NaN would fail deep in the arithmetic."""
+    with pytest.raises(AnsibleFilterError, match=r"^gpu_quarantine_breaker: ratio \(gpu_quarantine_max_ratio\) must be"
+                                                 r" a share of the fleet between 0 and 1 \(0.1 is 10 %\), not "):
+        BREAKER([node("gpu2", 5)], 600, ratio, FLEET)
+
+
+@pytest.mark.parametrize("window", [0, -600, "0"])
+def test_a_window_under_a_second_is_refused(window: object) -> None:
+    with pytest.raises(AnsibleFilterError, match=r"^gpu_quarantine_breaker: window \(gpu_quarantine_window\) must be"
+                                                 r" at least 1 second"):
+        BREAKER([node("gpu2", 5)], window, 0.1, FLEET)
+
+
+def test_records_whose_parts_are_no_mappings_count_only_by_what_they_hold() -> None:
+    """A Node whose metadata, labels or annotations are of the wrong type: no AttributeError."""
+    junk = [{"metadata": "gpu1"}, {"metadata": {"name": "gpu1", "labels": ["x"], "annotations": "y"}}]
+    out = BREAKER([*junk, node("gpu2", 5)], 600, 0.25, FLEET)
+    assert out["recent"] == ["gpu2"] and out["open"] is True
