@@ -165,6 +165,28 @@ def _rulebook() -> subprocess.Popen:
                             start_new_session=True)
 
 
+def _healing_chain(node: str) -> str:
+    """Where the chain from the fault to the cordon stands, for a failure message: the alerts Prometheus holds for
+    the node, Alertmanager's groups of the node (a group an earlier fault left waits for its group_interval) and the
+    rulebook's last lines."""
+    def fetch(url: str) -> str:
+        try:
+            with urllib.request.urlopen(url, timeout=10) as answer:
+                return answer.read().decode()
+        except (OSError, ValueError) as error:
+            return f"({url}: {error})"
+    alertmanager = "http://" + SETTINGS["gpu_monitoring_alertmanager_listen"]
+    answer = fetch(f"{PROMETHEUS}/api/v1/alerts")
+    try:
+        alerts: object = [a for a in json.loads(answer)["data"]["alerts"] if a["labels"].get("Hostname") == node]
+    except (ValueError, KeyError, TypeError):
+        alerts = answer
+    groups = fetch(f"{alertmanager}/api/v2/alerts/groups?" + urllib.parse.urlencode({"filter": f'Hostname="{node}"'}))
+    log = (RULEBOOK_DIR / "out.log").read_text(errors="replace").splitlines()[-15:]
+    return (f"Prometheus alerts of {node}: {json.dumps(alerts)[:1500]}; Alertmanager groups: {groups[:1500]}; "
+            "rulebook's last lines:\n" + "\n".join(log))
+
+
 def _node(name: str) -> dict:
     return json.loads(kubectl("get", "node", name, "-o", "json").stdout)
 
@@ -198,7 +220,11 @@ def test_a_fatal_xid_gets_its_node_drained_within_60_s_repaired_and_back_through
         assert proc.poll() is None, (RULEBOOK_DIR / "out.log").read_text()
         started = time.monotonic()
         _fault(NODE, "xid=79")
-        wait(lambda: _node(NODE)["spec"].get("unschedulable") is True, f"{NODE} cordoned", timeout=60, interval=0.5)
+        try:
+            wait(lambda: _node(NODE)["spec"].get("unschedulable") is True, f"{NODE} cordoned", timeout=60,
+                 interval=0.5)
+        except AssertionError as error:
+            raise AssertionError(f"{error}; {_healing_chain(NODE)}") from None
         cordoned = time.monotonic() - started
         notes = _node(NODE)["metadata"]["annotations"]
         assert notes["gpucloud.baremetal/quarantined-by"] == "gpu-health", notes
@@ -216,7 +242,7 @@ def test_a_fatal_xid_gets_its_node_drained_within_60_s_repaired_and_back_through
         assert notes[LAST[1]].startswith("GpuFellOffTheBus: GPU 0 "), notes
         print(f"fault -> cordon {cordoned:.1f} s, -> drained {drained:.1f} s, -> power-cycled, gated and back "
               f"{back:.1f} s (scrape and evaluation every {SETTINGS['gpu_monitoring_scrape_interval']}, "
-              "Alertmanager group_wait 5 s)")
+              f"Alertmanager group_wait 5 s, group_interval {SETTINGS['gpu_monitoring_healing_group_interval']})")
 
         # A fault on the next shared node within the window: the breaker (max(1, 10 %) of the shared nodes per
         # 10 minutes; the repaired node counts until its window has passed) stops the rulebook's run, which says so
