@@ -195,7 +195,7 @@ def _push_state(switch: dict, state: str, running: Any, names: list | None, unde
                 render_after: bool | None) -> dict:  # fmt: skip
     have, incomplete = gathered(switch["platform"], running, state, names)
     after = plan(state, desired(switch), have, names)
-    native = commands(switch, have, after, underlay, opts)
+    native = commands(switch, have, after, underlay, opts, running)
     result: dict[str, Any] = {
         "changed": any(native.values()),
         "before": have,

@@ -8,9 +8,10 @@ Private to the collection. Imports point one way: modules -> ``plan`` -> this re
 The core never imports a platform.
 
 A new platform is its module in ``platforms/`` (``render_text``, ``parse``, ``owned``, ``delta``,
-``commands``), its entry in ``catalog.PLATFORMS`` (data the fleet and the modules read without
-importing code) and its name in the import below: Ansible ships a module only the module_utils
-it imports by name, so the registry cannot find platform modules by listing a folder.
+``commands``, which is also given the gathered config), its entry in ``catalog.PLATFORMS`` (data
+the fleet and the modules read without importing code) and its name in the import below: Ansible
+ships a module only the module_utils it imports by name, so the registry cannot find platform
+modules by listing a folder.
 """
 
 from __future__ import annotations
@@ -92,10 +93,12 @@ def parse_native(platform: str, config: Any) -> list[dict]:
     return renderer(platform).parse(config)
 
 
-def commands(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict) -> dict:
-    """The native change that takes ``before`` to ``after``, routing part included (module result form)."""
+def commands(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict,
+             running: Any = None) -> dict:
+    """The native change that takes ``before`` to ``after``, routing part included (module result form).
+    ``running``: the switch's config as gathered, for what the change must keep that is not ours."""
     platform = switch["platform"]
-    out = dict(renderer(platform).commands(switch, before, after, underlay, opts))
+    out = dict(renderer(platform).commands(switch, before, after, underlay, opts, running))
     if routing(platform):
         out.update(renderer(routing(platform)).delta(switch, before, after, underlay, opts))
     return out

@@ -290,8 +290,12 @@ def _shared(item: Item) -> bool:
     return item[-1] == PORT_TRUNK.setval
 
 
-def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict) -> dict:
-    """``{"commands": [CLI lines]}``: removals first, then additions, blocks indented."""
+def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict,
+          foreign: dict[str, set[int]] | None = None) -> dict:
+    """``{"commands": [CLI lines]}``: removals first, then additions, blocks indented.
+
+    ``foreign``: the VLANs each port's trunk allows that are none of ours (``foreign_trunks`` of the
+    running config); a trunk list this writes keeps them."""
     removals: list[Item] = []
     adds: list[Item] = []
     for old, new in pairs(before, after):
@@ -308,16 +312,39 @@ def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, o
         new_set, old_set = set(new_items), set(old_items)
         removals.extend(_negate(i) for i in old_items if i not in new_set and not _shared(i))
         adds.extend(i for i in new_items if i not in old_set)
-    removals, adds = _trunk_lists(removals, adds, before, after)
+    removals, adds = _trunk_lists(removals, adds, before, after, foreign or {})
     commands = to_text(removals, removals=True)
     if adds:
         commands += [line for line in to_text(global_items(switch, underlay, opts) + adds) if line.strip() != "!"]
     return {"commands": commands}
 
 
-def commands(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict) -> dict:
-    """The native change in the module's result form (``delta``'s)."""
-    return delta(switch, before, after, underlay, opts)
+def commands(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict,
+             running: Any = None) -> dict:
+    """The native change in the module's result form (``delta``'s); ``running``: the switch's config as
+    gathered, whose trunk VLANs that are none of ours each changed trunk list keeps."""
+    return delta(switch, before, after, underlay, opts, foreign_trunks(running) if running is not None else {})
+
+
+def foreign_trunks(config: Any) -> dict[str, set[int]]:
+    """``{port: VLANs}``: what each port's ``switchport trunk allowed vlan`` lists (``add`` lines
+    included) that is no VLAN of ours (no ``gpucloud:`` name): the operator's own VLANs on a port
+    that also carries a tenant's (a management or storage VLAN), which a trunk list written whole
+    would drop. A trunk without a list (EOS: every VLAN) has none here."""
+    owned: set[int] = set()
+    allowed: dict[str, set[int]] = {}
+    for line, children in blocks(text_of(config, "EOS")):
+        entry, values = first(line, READ)
+        kids = [c for c, unused in children]
+        if entry is VLAN:
+            if any(owner((VLAN_NAME.get(kid) or {}).get("marker", "")) for kid in kids):
+                owned.update(number_list(values["vlans"]))
+        elif entry is PORT:
+            for kid in kids:
+                found = PORT_ALLOWED.get(kid)
+                if found:
+                    allowed.setdefault(values["port"], set()).update(vlan_list(found["vlans"]))
+    return {port: vlans - owned for port, vlans in allowed.items() if vlans - owned}
 
 
 def _trunk_vlans(tenants: list[dict]) -> dict[str, set[int]]:
@@ -329,11 +356,13 @@ def _trunk_vlans(tenants: list[dict]) -> dict[str, set[int]]:
     return out
 
 
-def _trunk_lists(removals: list[Item], adds: list[Item], before: list[dict], after: list[dict]) -> tuple:
+def _trunk_lists(removals: list[Item], adds: list[Item], before: list[dict], after: list[dict],
+                 foreign: dict[str, set[int]]) -> tuple:
     """Trunk memberships as each changed port's whole allowed list, never ``add``/``remove``.
 
     ``add`` only appends to a list that allows everything by default, so a port that has just
     become a trunk would carry every VLAN of the switch; the whole list (or ``none``) is exact.
+    The list keeps the port's ``foreign`` VLANs (not ours): ours come and go, theirs stay.
     """
     old, new = _trunk_vlans(before), _trunk_vlans(after)
 
@@ -346,11 +375,12 @@ def _trunk_lists(removals: list[Item], adds: list[Item], before: list[dict], aft
         if old.get(port) == new.get(port):
             continue
         iface = PORT.set({"port": port})
+        keep = foreign.get(port, set())
         if new.get(port):
             adds.append((iface, PORT_TRUNK.setval))
-            adds.append((iface, PORT_ALLOWED.set({"vlans": vlan_ranges(sorted(new[port]))})))
+            adds.append((iface, PORT_ALLOWED.set({"vlans": vlan_ranges(sorted(new[port] | keep))})))
         else:
-            removals.append((iface, PORT_ALLOWED.set({"vlans": "none"})))
+            removals.append((iface, PORT_ALLOWED.set({"vlans": vlan_ranges(sorted(keep)) if keep else "none"})))
     return removals, adds
 
 

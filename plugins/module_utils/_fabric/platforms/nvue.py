@@ -431,7 +431,8 @@ def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, o
     return {"unset": _leave_bridge(unset, before, after), "set": sets}
 
 
-def commands(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict) -> dict:
+def commands(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict,
+             running: Any = None) -> dict:  # pylint: disable=unused-argument
     """The native change in the module's result form: ``unset`` (REST paths, each part
     URL-encoded), ``set`` (the REST body) and ``nv`` (the same as ``nv unset``/``nv set`` lines)."""
     d = delta(switch, before, after, underlay, opts)

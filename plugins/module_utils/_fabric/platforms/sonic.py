@@ -217,7 +217,8 @@ def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, o
     return {"delete": ["%s|%s" % (table, key) for table, key, unused in delete], "set": to_config_db(sets)}
 
 
-def commands(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict) -> dict:
+def commands(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict,
+             running: Any = None) -> dict:  # pylint: disable=unused-argument
     """The native change in the module's result form (``delta``'s)."""
     return delta(switch, before, after, underlay, opts)
 

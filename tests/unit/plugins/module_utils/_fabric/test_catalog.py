@@ -61,12 +61,19 @@ def _delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, 
     return {"lines": lines}
 
 
+def _commands(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict,
+              running: object = None) -> dict:
+    """The platform's change as the module runs it: also given the switch's config as gathered (``running``), for
+    what the change must keep that is not ours; this one has nothing to keep."""
+    return _delta(switch, before, after, underlay, opts)
+
+
 @pytest.fixture
 def junos(monkeypatch):
     """A new platform as a real one is added: its module (here built in the test) registered
     under its name, and its entry in the catalog."""
     module = types.ModuleType("junos")
-    module.render_text, module.parse, module.delta, module.commands = _render_text, _parse, _delta, _delta
+    module.render_text, module.parse, module.delta, module.commands = _render_text, _parse, _delta, _commands
     monkeypatch.setitem(registry.MODULES, "junos", module)
     monkeypatch.setitem(catalog.PLATFORMS, "junos", {
         "title": "Junos", "switch_os": True, "native": "junos.conf", "diff": "junos.conf", "vrf_prefix": "J-",

@@ -173,3 +173,17 @@ def test_a_fleet_with_the_same_names_and_other_networks_counts_against_max_remov
     ported = copy.deepcopy(sw)
     ported["tenants"][0]["ports"] = ported["tenants"][0]["ports"][:1]
     assert plan.run(params(ported, "replaced", running, max_removals=0))["changes"]["removed"] == []
+
+
+def test_a_push_state_keeps_the_operators_own_vlan_on_a_tenants_trunk():
+    """switch_tenants' push states give the gathered config to the change: removing the one tenant of an EOS trunk
+    that also carries the operator's VLAN 10 leaves VLAN 10 allowed (not ``none``)."""
+    sw = copy.deepcopy(LEAVES["eos"])
+    tenant = sw["tenants"][0]
+    tenant["ports"] = [{"port": "Ethernet47", "mode": "trunk"}]
+    running = native(sw, [tenant]).replace("switchport trunk allowed vlan %d" % tenant["vlan"],
+                                           "switchport trunk allowed vlan 10,%d" % tenant["vlan"])
+    assert "allowed vlan 10," in running
+    gone = plan.run(params(sw, "deleted", running, tenants=[tenant["name"]]))
+    assert gone["changes"]["removed"] == [tenant["name"]]
+    assert "   switchport trunk allowed vlan 10" in gone["commands"]["commands"], gone["commands"]

@@ -376,3 +376,52 @@ def test_a_running_config_given_as_a_list_must_be_lines():
     assert eos.parse(text.splitlines()) == eos.parse(text)
     with pytest.raises(NativeConfigError, match="must hold EOS config lines"):
         eos.parse(["vlan 10", 10])
+
+
+def _with_hand_trunks(switch: dict, tenant: dict) -> str:
+    """A running config holding ``tenant`` on trunk Ethernet2, which also carries the operator's VLAN 10 (named by
+    hand, none of ours), and a trunk Ethernet3 of the operator's own, its list written in two lines as EOS does."""
+    ours = eos.delta(switch, [], [tenant], underlay(), OPTS)["commands"]
+    text = "\n".join(ours).replace("switchport trunk allowed vlan %d" % tenant["vlan"],
+                                   "switchport trunk allowed vlan 10,%d" % tenant["vlan"])
+    assert "allowed vlan 10," in text
+    return ("vlan 10\n   name mgmt\n!\n" + text
+            + "\ninterface Ethernet3\n   switchport trunk allowed vlan 20-21\n   switchport trunk allowed vlan add 30\n"
+              "   switchport mode trunk\n!\n")
+
+
+def test_a_trunk_list_keeps_the_operators_own_vlans_as_tenants_come_and_go():
+    """The allowed list is written whole (``add`` on a new trunk would allow every VLAN); written from our tenants
+    alone it dropped the operator's VLANs on the same port (a management VLAN: the server gone from the network)."""
+    switch = dict(switches()["leaf-r1a"], platform="eos")
+    a, b = (dict(t, ports=[{"port": "Ethernet2", "mode": "trunk"}]) for t in desired(switch)[:2])
+    b["ports"].append({"port": "Ethernet3", "mode": "trunk"})
+    running = _with_hand_trunks(switch, a)
+    assert eos.foreign_trunks(running) == {"Ethernet2": {10}, "Ethernet3": {20, 21, 30}}
+    assert eos.parse(running) == [a]
+
+    def trunk_lines(after: list[dict], given: object) -> dict[str, str]:
+        lines = eos.commands(switch, [a], after, underlay(), OPTS, given)["commands"]
+        out, port = {}, ""
+        for line in lines:
+            port = line.split(" ", 1)[1] if line.startswith("interface Ethernet") else port
+            if "switchport trunk allowed vlan" in line:
+                out[port] = line.strip()
+        return out
+
+    vlans = sorted([a["vlan"], b["vlan"]])
+    assert trunk_lines([a, b], running) == {
+        "Ethernet2": "switchport trunk allowed vlan " + eos.vlan_ranges([10, *vlans]),
+        "Ethernet3": "switchport trunk allowed vlan " + eos.vlan_ranges([20, 21, 30, b["vlan"]])}
+    assert trunk_lines([], running) == {"Ethernet2": "switchport trunk allowed vlan 10"}
+    # Without the running config (what the change was given before), the operator's VLANs were dropped.
+    assert trunk_lines([], None) == {"Ethernet2": "switchport trunk allowed vlan none"}
+    assert trunk_lines([a, b], None)["Ethernet3"] == "switchport trunk allowed vlan %d" % b["vlan"]
+
+
+def test_the_module_path_gives_the_running_config_to_the_trunk_lists():
+    """Through the registry, as switch_tenants' merged/overridden states run it."""
+    switch = dict(switches()["leaf-r1a"], platform="eos")
+    a = dict(desired(switch)[0], ports=[{"port": "Ethernet2", "mode": "trunk"}])
+    lines = registry.commands(switch, [a], [], underlay(), OPTS, _with_hand_trunks(switch, a))["commands"]
+    assert "   switchport trunk allowed vlan 10" in lines and not any(line.endswith(" none") for line in lines), lines
