@@ -405,8 +405,13 @@ def tenant_items(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item
 # --- delta ---------------------------------------------------------------------------
 
 
-def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict) -> dict:
-    """What takes ``before`` to ``after``: ``{"unset": [paths], "set": [items]}``."""
+def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict,
+          foreign: set[str] | frozenset[str] = frozenset()) -> dict:
+    """What takes ``before`` to ``after``: ``{"unset": [paths], "set": [items]}``.
+
+    ``foreign``: the ports whose bridge membership also holds a VLAN that is none of ours
+    (``foreign_ports`` of the running config); such a port stays in the bridge when our last
+    VLAN leaves it."""
     unset: list[Path] = []
     sets: list[Item] = []
     for old, new in pairs(before, after):
@@ -428,14 +433,15 @@ def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, o
         sets.extend(item for item in new_items if item not in old_set)
     if sets:
         sets = global_items(switch, underlay) + sets
-    return {"unset": _leave_bridge(unset, before, after), "set": sets}
+    return {"unset": _leave_bridge(unset, before, after, foreign), "set": sets}
 
 
 def commands(switch: dict, before: list[dict], after: list[dict], underlay: dict, opts: dict,
-             running: Any = None) -> dict:  # pylint: disable=unused-argument
+             running: Any = None) -> dict:
     """The native change in the module's result form: ``unset`` (REST paths, each part
-    URL-encoded), ``set`` (the REST body) and ``nv`` (the same as ``nv unset``/``nv set`` lines)."""
-    d = delta(switch, before, after, underlay, opts)
+    URL-encoded), ``set`` (the REST body) and ``nv`` (the same as ``nv unset``/``nv set`` lines).
+    ``running``: the switch's config as gathered, whose ports with VLANs not ours stay bridged."""
+    d = delta(switch, before, after, underlay, opts, foreign_ports(running) if running is not None else frozenset())
     return {
         "unset": ["/".join(quote(part, safe="") for part in path) for path in d["unset"]],
         "set": tree(d["set"]),
@@ -443,14 +449,40 @@ def commands(switch: dict, before: list[dict], after: list[dict], underlay: dict
     }
 
 
-def _leave_bridge(unset: list[Path], before: list[dict], after: list[dict]) -> list[Path]:
+def foreign_ports(config: Any) -> set[str]:
+    """The ports whose bridge membership holds a VLAN (``vlan`` key, range or ``access``) that is
+    none of ours (no SVI marked as ours): the operator's own VLAN on a port that also carries a
+    tenant's."""
+    cfg = load(config)
+    interfaces = at(cfg, "", "interface")
+    ours = set()
+    for name, iface in interfaces.items():
+        m = _SVI.match(str(name))
+        if m and owner(at(iface, "interface %s" % name).get("description")) is not None:
+            ours.add(str(iface.get("vlan") or m.group(1)))
+    out = set()
+    for name, iface in interfaces.items():
+        if _SVI.match(str(name)):
+            continue
+        where = "interface %s bridge domain %s" % (name, BRIDGE)
+        dom = at(iface, "interface %s" % name, "bridge", "domain", BRIDGE)
+        keys = [str(k) for k in at(dom, where, "vlan")] + ([str(dom["access"])] if "access" in dom else [])
+        if any(k not in ours for k in keys):
+            out.add(str(name))
+    return out
+
+
+def _leave_bridge(unset: list[Path], before: list[dict], after: list[dict], foreign: set[str] | frozenset[str]
+                  ) -> list[Path]:  # fmt: skip
     """A port whose last tenant VLAN goes leaves the bridge instead of keeping an empty membership.
 
     A bridge member port with no VLAN of its own inherits every VLAN of the bridge domain
-    (NVUE), so unsetting only ``access``/``vlan N`` would open the port to all tenants.
+    (NVUE), so unsetting only ``access``/``vlan N`` would open the port to all tenants. A port
+    that still holds a VLAN not ours (``foreign``) keeps its membership (and that VLAN, its STP
+    settings): only our VLAN goes.
     """
     remaining = {p["port"] for t in after for p in t["ports"]}
-    emptied = {p["port"] for t in before for p in t["ports"]} - remaining
+    emptied = {p["port"] for t in before for p in t["ports"]} - remaining - set(foreign)
     if not emptied:
         return unset
     out: list[Path] = []

@@ -383,3 +383,42 @@ def test_a_running_config_that_is_not_nvue_s_is_named():
     with pytest.raises(NativeConfigError) as err:
         nvue.parse({"interface": ["swp1"]})
     assert err.value.problems == ["interface: is ['swp1'], not a mapping"]
+
+
+def _with_hand_vlan(sw: dict, tenant: dict, port: str) -> list[dict]:
+    """The switch's config holding ``tenant`` on trunk ``port``, which also carries the operator's VLAN 10 (a bridge
+    VLAN of theirs, no SVI marked as ours) and their STP setting on that port."""
+    tree = nvue.load(native(sw, [tenant]))
+    tree["bridge"]["domain"]["br_default"]["vlan"]["10"] = {}
+    dom = tree["interface"][port]["bridge"]["domain"]["br_default"]
+    dom["vlan"]["10"] = {}
+    dom["stp"] = {"bpdu-guard": "on", "admin-edge": "on"}
+    return [{"set": tree}]
+
+
+def test_a_port_that_keeps_the_operators_vlan_stays_in_the_bridge_when_our_last_vlan_goes():
+    """Our last VLAN leaving a port took the port out of the bridge (``unset interface P bridge domain br_default``),
+    and with it the operator's VLAN and STP settings there; a port with a VLAN not ours loses only our VLAN (it has a
+    VLAN of its own, so it does not inherit every VLAN of the bridge)."""
+    sw = copy.deepcopy(leaves()["nvue"])
+    tenant = dict(sw["tenants"][0], ports=[{"port": "swp5", "mode": "trunk"}])
+    sw["tenants"] = [tenant]
+    running = _with_hand_vlan(sw, tenant, "swp5")
+    assert nvue.foreign_ports(running) == {"swp5"}
+    assert [(t["name"], t["ports"]) for t in nvue.parse(running)] == [(tenant["name"], tenant["ports"])]
+    gone = plan.run(params(sw, "deleted", running, tenants=[tenant["name"]]))["commands"]
+    assert "interface/swp5/bridge/domain/br_default/vlan/%d" % tenant["vlan"] in gone["unset"], gone["unset"]
+    assert "interface/swp5/bridge/domain/br_default" not in gone["unset"], gone["unset"]
+    # The port with only our VLAN still leaves the bridge (else it would inherit every VLAN of the domain).
+    alone = plan.run(params(sw, "deleted", native(sw, [tenant]), tenants=[tenant["name"]]))["commands"]
+    assert "interface/swp5/bridge/domain/br_default" in alone["unset"], alone["unset"]
+    assert nvue.foreign_ports(native(sw, [tenant])) == set()
+
+
+def test_a_hand_vlan_range_or_access_vlan_is_foreign_too():
+    sw = copy.deepcopy(leaves()["nvue"])
+    tenant = dict(sw["tenants"][0], ports=[{"port": "swp5", "mode": "trunk"}, {"port": "swp6", "mode": "access"}])
+    tree = nvue.load(native(dict(sw, tenants=[tenant]), [tenant]))
+    tree["interface"]["swp5"]["bridge"]["domain"]["br_default"]["vlan"]["20-29"] = {}
+    tree["interface"]["swp7"] = {"type": "swp", "bridge": {"domain": {"br_default": {"access": 30}}}}
+    assert nvue.foreign_ports([{"set": tree}]) == {"swp5", "swp7"}
