@@ -489,7 +489,8 @@ def _ours(block: Line | None, line: str, ours: set[int], vrfs: set[str]) -> bool
 
 def owned(config: Any) -> str:
     """The part of an EOS running-config (text or lines) the collection reads, as running-config text: the
-    VLANs named as ours, their SVIs, their VXLAN maps and the ports' lines that carry them. ``parse`` reads the
+    VLANs named as ours, their SVIs, their VXLAN maps and the ports' lines that carry them (a trunk's whole
+    allowed list, the VLANs on it that are not ours included: a change writes it back whole). ``parse`` reads the
     same tenants from it as from the whole config; nothing else of the switch (users, SNMP, AAA, BGP sessions,
     other VLANs) is in it: what a result may show. Read ``show running-config sanitized`` all the same."""
     tree = blocks(text_of(config, "EOS"))
@@ -511,6 +512,10 @@ def owned(config: Any) -> str:
             continue
         if entry in (SVI, VXLAN, PORT):
             lines = [c for c, unused in children if _ours(entry, c, ours, vrfs)]
+            if entry is PORT and any(PORT_ALLOWED.get(c) for c in lines):
+                # a trunk of ours: its whole allowed list (every line of it, ``add`` lines of VLANs not ours
+                # included), which the change writes back whole with the VLANs that are not ours kept
+                lines = [c for c, unused in children if _ours(entry, c, ours, vrfs) or PORT_ALLOWED.get(c)]
             if lines or entry is SVI:
                 kept.append((line, lines))
     return "".join(line + "\n" + "".join(INDENT + c + "\n" for c in lines) + "!\n" for line, lines in kept)

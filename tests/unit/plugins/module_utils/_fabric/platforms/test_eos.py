@@ -425,3 +425,20 @@ def test_the_module_path_gives_the_running_config_to_the_trunk_lists():
     a = dict(desired(switch)[0], ports=[{"port": "Ethernet2", "mode": "trunk"}])
     lines = registry.commands(switch, [a], [], underlay(), OPTS, _with_hand_trunks(switch, a))["commands"]
     assert "   switchport trunk allowed vlan 10" in lines and not any(line.endswith(" none") for line in lines), lines
+
+
+def test_the_owned_part_keeps_a_trunks_whole_list_so_the_change_keeps_the_operators_vlans():
+    """The roles give switch_tenants only the owned part of the running config (owned_config): a trunk of ours keeps
+    every line of its allowed list there, ``add`` lines of VLANs not ours included, else the list written whole
+    would drop them."""
+    switch = dict(switches()["leaf-r1a"], platform="eos")
+    a = dict(desired(switch)[0], ports=[{"port": "Ethernet2", "mode": "trunk"}])
+    running = _with_hand_trunks(switch, a).replace(
+        "switchport trunk allowed vlan 10,%d\n" % a["vlan"],
+        "switchport trunk allowed vlan 10,%d\n   switchport trunk allowed vlan add 200-210\n" % a["vlan"])
+    assert "allowed vlan add 200-210" in running
+    part = eos.owned(running)
+    assert "switchport trunk allowed vlan add 200-210" in part and "Ethernet3" not in part and "name mgmt" not in part
+    assert eos.foreign_trunks(part) == {"Ethernet2": {10, *range(200, 211)}}
+    lines = eos.commands(switch, [a], [], underlay(), OPTS, part)["commands"]
+    assert "   switchport trunk allowed vlan 10,200-210" in lines, lines
