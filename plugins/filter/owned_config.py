@@ -9,6 +9,7 @@ from typing import Any
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.errors import FabricError
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.registry import foreign_vlans as read_foreign
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.registry import names, owned_native
 
 
@@ -21,6 +22,16 @@ def owned_config(config: Any, platform: str) -> Any:
         raise AnsibleFilterError("owned_config: %s" % "; ".join(exc.problems)) from None
 
 
+def foreign_vlans(config: Any, platform: str) -> list[int]:
+    if platform not in names() or platform == "frr":
+        raise AnsibleFilterError("foreign_vlans: unknown platform %r; one of %s"
+                                 % (platform, ", ".join(n for n in names() if n != "frr")))
+    try:
+        return read_foreign(platform, config)
+    except FabricError as exc:
+        raise AnsibleFilterError("foreign_vlans: %s" % "; ".join(exc.problems)) from None
+
+
 class FilterModule:
     def filters(self) -> dict:
-        return {"owned_config": owned_config}
+        return {"owned_config": owned_config, "foreign_vlans": foreign_vlans}

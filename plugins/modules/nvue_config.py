@@ -101,6 +101,14 @@ config:
   returned: state is gathered
   type: dict
   sample: {"interface": {"vlan101": {"type": "svi", "description": "gpucloud:acme"}}}
+foreign_vlans:
+  description:
+    - The bridge VLANs of the applied config that are none of ours (no SVI marked as ours), for
+      O(gpucloud.baremetal.switch_tenants#module:foreign_vlans) (V(gathered)).
+  returned: state is gathered
+  type: list
+  elements: int
+  sample: [10, 20]
 revision:
   description: The revision applied; null when nothing was applied (no change, or check mode).
   returned: state is applied
@@ -122,7 +130,11 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.nvue_ap
     NvueClient,
     change,
 )
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.registry import owned_native, shown
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.registry import (
+    foreign_vlans,
+    owned_native,
+    shown,
+)
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._runner import run_module
 
 SPEC = dict(
@@ -139,7 +151,9 @@ def run(module: AnsibleModule) -> dict:
     p = module.params
     api = NvueClient.from_params(p)
     if p["state"] == "gathered":
-        return {"changed": False, "config": owned_native("nvue", api.applied())}
+        applied = api.applied()
+        return {"changed": False, "config": owned_native("nvue", applied),
+                "foreign_vlans": foreign_vlans("nvue", applied)}
     result = change(api, p["set"], p["unset"], module.check_mode, wait=p["apply_timeout"], save=p["save"])
     return {
         "changed": result["changed"],

@@ -124,6 +124,16 @@ options:
         makes it again (a fleet of another site with the same tenant names).
       - Unset, no limit (the switch_fabric role always sets it, from C(switch_fabric_max_removals)).
     type: int
+  foreign_vlans:
+    description:
+      - The VLANs the switch has that are none of ours (no C(gpucloud:) marker), as the filter
+        C(gpucloud.baremetal.foreign_vlans) or O(gpucloud.baremetal.nvue_config#module:state=gathered) reads them
+        from the switch's whole config. With a push state, a tenant whose VLAN (on SONiC also its L3 VNI VLAN) is
+        one of them fails, naming it, before anything is pushed - the tenant would take the operator's VLAN over
+        and remove it when the tenant goes.
+      - Unset, not checked (the switch_fabric role always gives it when it gathers a switch).
+    type: list
+    elements: int
 attributes:
   check_mode:
     support: full
@@ -259,6 +269,7 @@ def argument_spec() -> dict:
         "l3vni_vlan_offset": {"type": "int", "default": 2000},
         "render_after": {"type": "bool", "default": False},
         "max_removals": {"type": "int"},
+        "foreign_vlans": {"type": "list", "elements": "int"},
     }
 
 

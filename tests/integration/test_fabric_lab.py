@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 
-from tests.integration.lab import Lab, config
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.nvue_api import NvueClient, change
+from tests.integration.lab import Lab, config, hostvars, secrets
 
 NVUE_STATE = config.SWITCH_STATE_DIR / "leaf1.json"
 LEAF2_FILE = config.STATE_DIR / "fabric" / "leaf2.sonic.json"
@@ -21,6 +22,15 @@ def leaf1_tenants() -> set[str]:
 
 def leaf2_vlans() -> set[str]:
     return set(json.loads(LEAF2_FILE.read_text()).get("VLAN", {})) if LEAF2_FILE.exists() else set()
+
+
+def by_hand(switch: str) -> NvueClient:
+    """The operator's own NVUE REST client on the switch (the collection's client, as any other would do)."""
+    ip = config.switch(switch).ip
+    return NvueClient.from_params({"host": ip, "port": int(config.switch(switch).nvue_url.rsplit(":", 1)[1]),
+                                   "use_ssl": True, "username": hostvars()[switch]["switch_fabric_nvue_username"],
+                                   "password": secrets.LAB_PASSWORD, "validate_certs": True, "timeout": 30,
+                                   "ca_path": hostvars()[switch]["switch_fabric_nvue_ca_path"]})
 
 
 def test_offboard_and_onboard_a_tenant_on_the_lab(lab: Lab) -> None:
@@ -48,6 +58,21 @@ def test_offboard_and_onboard_a_tenant_on_the_lab(lab: Lab) -> None:
              and e["event_data"].get("res", {}).get("changed")]
     text = json.dumps(diffs)
     assert "vlan102" in text and "64512:50102" in text, "--check --diff does not show leaf1's native change"
+
+    # The operator makes bridge VLAN 102 on leaf1 by hand (no SVI of ours) while beta is out: onboarding beta,
+    # whose VLAN it is, would rename it, carry beta on it and remove it with beta. The plan fails naming both, and
+    # leaf1 keeps the operator's VLAN and gets no beta.
+    hand = by_hand("leaf1")
+    change(hand, {"bridge": {"domain": {"br_default": {"vlan": {"102": {}}}}}}, [], False)
+    try:
+        taken = lab.playbook("playbooks/tenant_onboard.yml", {"tenant": "beta"})
+        message = " ".join(taken.failures())
+        assert taken.rc != 0 and "leaf1: tenant beta: its VLAN 102 is on the switch already and is not ours" \
+            in message, message
+        assert "beta" not in leaf1_tenants() and taken.changed_tasks("leaf1") == []
+        assert "102" in json.loads(NVUE_STATE.read_text())["applied"]["bridge"]["domain"]["br_default"]["vlan"]
+    finally:
+        change(hand, {}, ["bridge/domain/br_default/vlan/102"], False)
 
     on = lab.playbook("playbooks/tenant_onboard.yml", {"tenant": "beta"})
     assert on.rc == 0, on.failures()

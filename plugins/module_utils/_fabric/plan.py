@@ -16,7 +16,7 @@ from typing import Any
 from .catalog import PLATFORMS
 from .errors import FabricError, IncompleteTenantError
 from .model import desired, full_switch, normalise, options_with_defaults, port_key
-from .registry import commands, files, parse_native, render_files, render_tenants, renderer, routing
+from .registry import commands, files, parse_native, render_files, render_tenants, renderer, routing, tenant_vlans
 from .validate import validate
 
 STATES = ("rendered", "merged", "replaced", "overridden", "deleted", "gathered", "parsed")
@@ -169,7 +169,29 @@ def run(params: dict) -> dict:
     rebuilt = [n for n in result["changes"]["modified"]
                if any(before[n].get(key) != after[n].get(key) for key in REBUILT_BY)]
     check_removals(switch["name"], result["changes"]["removed"], params.get("max_removals"), rebuilt)
+    check_takeover(switch, result["after"], params.get("foreign_vlans"), opts)
     return result
+
+
+def check_takeover(switch: dict, after: list[dict], foreign: list[int] | None, opts: dict) -> None:
+    """``FabricError`` when a tenant would be put on a VLAN the switch has that is not ours (``foreign``, read from
+    its whole config; None: not checked): it would rename the operator's VLAN, carry the tenant on it, and remove
+    it when the tenant goes. A tenant of ours is never on one (its VLANs carry our marker)."""
+    if not foreign:
+        return
+    taken = set(foreign)
+    problems = []
+    for t in after:
+        for n, vlan in enumerate(tenant_vlans(switch["platform"], t, opts)):
+            if vlan in taken:
+                what = "VLAN %d" % vlan if n == 0 else "L3 VNI VLAN %d (vlan %d + l3vni_vlan_offset %d)" % (
+                    vlan, t["vlan"], opts["l3vni_vlan_offset"])
+                problems.append("%s: tenant %s: its %s is on the switch already and is not ours (no gpucloud: marker);"
+                                " the tenant would take it over and remove it when it goes. Give the tenant another"
+                                " VLAN in the fleet, or remove VLAN %d from the switch by hand; nothing was changed"
+                                % (switch["name"], t["name"], what, vlan))
+    if problems:
+        raise FabricError(problems)
 
 
 # The keys of a tenant that a switch cannot change in place: the delta removes the tenant's objects and adds them.

@@ -88,6 +88,19 @@ def shown(platform: str, config: Any, set_tree: Any, unset: list[str]) -> Any:
     return module.shown(config, set_tree, unset)
 
 
+def foreign_vlans(platform: str, config: Any) -> list[int]:
+    """The VLANs of a switch's whole config (platform form) that are none of ours, sorted; [] for a platform
+    without a switch of its own (FRR)."""
+    module = renderer(platform)
+    return sorted(module.foreign_vlans(config)) if hasattr(module, "foreign_vlans") else []
+
+
+def tenant_vlans(platform: str, tenant: dict, opts: dict) -> list[int]:
+    """The VLANs a tenant takes on a switch of ``platform`` (SONiC: its L3 VNI's too)."""
+    module = renderer(platform)
+    return module.tenant_vlans(tenant, opts) if hasattr(module, "tenant_vlans") else [tenant["vlan"]]
+
+
 def parse_native(platform: str, config: Any) -> list[dict]:
     """Native config (platform form) to the neutral shape: the tenants we own."""
     return renderer(platform).parse(config)

@@ -347,6 +347,17 @@ def foreign_trunks(config: Any) -> dict[str, set[int]]:
     return {port: vlans - owned for port, vlans in allowed.items() if vlans - owned}
 
 
+def foreign_vlans(config: Any) -> set[int]:
+    """The VLANs of an EOS running-config that are none of ours (no ``gpucloud:`` name): a tenant put on one
+    would take the operator's VLAN over, and remove it with the tenant."""
+    out: set[int] = set()
+    for line, children in blocks(text_of(config, "EOS")):
+        entry, values = first(line, READ)
+        if entry is VLAN and not any(owner((VLAN_NAME.get(c) or {}).get("marker", "")) for c, unused in children):
+            out.update(number_list(values["vlans"]))
+    return out
+
+
 def _trunk_vlans(tenants: list[dict]) -> dict[str, set[int]]:
     out: dict[str, set[int]] = {}
     for t in tenants:

@@ -449,17 +449,43 @@ def commands(switch: dict, before: list[dict], after: list[dict], underlay: dict
     }
 
 
+def _our_svi_vlans(interfaces: dict) -> set[str]:
+    ours = set()
+    for name, iface in interfaces.items():
+        m = _SVI.match(str(name))
+        if m and owner(at(iface, "interface %s" % name).get("description")) is not None:
+            ours.add(str(iface.get("vlan") or m.group(1)))
+    return ours
+
+
+def _vlan_keys(key: Any) -> set[int]:
+    """A bridge VLAN key as NVUE takes it: ``10``, a range ``10-20`` or a list ``10,20-22``."""
+    out: set[int] = set()
+    for part in str(key).split(","):
+        m = re.fullmatch(r"\s*(\d+)(?:-(\d+))?\s*", part)
+        if m:
+            out.update(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
+    return out
+
+
+def foreign_vlans(config: Any) -> set[int]:
+    """The bridge VLANs of an NVUE config that are none of ours (no SVI marked as ours): a tenant put on one would
+    take the operator's VLAN over, and remove it with the tenant."""
+    cfg = load(config)
+    ours = {int(v) for v in _our_svi_vlans(at(cfg, "", "interface")) if v.isdigit()}
+    found: set[int] = set()
+    for key in at(cfg, "", "bridge", "domain", BRIDGE, "vlan"):
+        found |= _vlan_keys(key)
+    return found - ours
+
+
 def foreign_ports(config: Any) -> set[str]:
     """The ports whose bridge membership holds a VLAN (``vlan`` key, range or ``access``) that is
     none of ours (no SVI marked as ours): the operator's own VLAN on a port that also carries a
     tenant's."""
     cfg = load(config)
     interfaces = at(cfg, "", "interface")
-    ours = set()
-    for name, iface in interfaces.items():
-        m = _SVI.match(str(name))
-        if m and owner(at(iface, "interface %s" % name).get("description")) is not None:
-            ours.add(str(iface.get("vlan") or m.group(1)))
+    ours = _our_svi_vlans(interfaces)
     out = set()
     for name, iface in interfaces.items():
         if _SVI.match(str(name)):

@@ -248,6 +248,22 @@ def _vlan_name(value: Any, where: str) -> str | None:
     raise NativeConfigError(["%s: %r is not a VLAN name (config_db holds e.g. Vlan101)" % (where, value)])
 
 
+def foreign_vlans(config: Any) -> set[int]:
+    """The VLANs of a config_db that are none of ours (``VLAN|VlanN`` without a ``gpucloud:`` description): a
+    tenant (or its L3 VNI VLAN) put on one would take the operator's VLAN over, and remove it with the tenant."""
+    out: set[int] = set()
+    for name, fields in at(load(config), "", "VLAN").items():
+        if owner(at(fields, "VLAN|%s" % name).get("description")) is None and str(name)[4:].isdigit() \
+                and str(name).startswith("Vlan"):
+            out.add(int(str(name)[4:]))
+    return out
+
+
+def tenant_vlans(t: dict, opts: dict) -> list[int]:
+    """The VLANs a tenant takes on the switch: its own and its L3 VNI's (``vlan + l3vni_vlan_offset``)."""
+    return [t["vlan"], t["vlan"] + opts["l3vni_vlan_offset"]]
+
+
 def parse(config: Any) -> list[dict]:
     """Tenants we own in a config_db (``sonic-cfggen -d --print-data``), in the neutral shape.
 

@@ -43,7 +43,7 @@ def gathered(platform: str) -> str:
 
 
 def test_the_filter_is_there() -> None:
-    assert set(FILTERS) == {"owned_config"}
+    assert set(FILTERS) == {"owned_config", "foreign_vlans"}
 
 
 @pytest.mark.parametrize("platform", ["eos", "sonic"])
@@ -94,3 +94,24 @@ def test_a_config_that_cannot_be_read_is_a_filter_error_saying_where(platform: s
         OWNED(config, platform)
     assert str(err.value).startswith(message), str(err.value)
     assert "cannot be read as the platform's config (1 problem)" not in str(err.value)  # the problems, no heading
+
+
+FOREIGN = FILTERS["foreign_vlans"]
+
+
+def test_the_vlans_not_ours_are_read_from_the_whole_config_of_each_platform() -> None:
+    """The operator's VLAN 10 beside our tenants: only it is named (ours carry our marker; SONiC's L3 VNI VLANs too)."""
+    eos = "vlan 10\n   name mgmt\n!\nvlan 20-21\n!\n" + gathered("eos")
+    assert FOREIGN(eos, "eos") == [10, 20, 21]
+    sonic = json.loads(gathered("sonic"))
+    sonic["VLAN"]["Vlan10"] = {"vlanid": "10", "description": "mgmt"}
+    sonic["VLAN"]["Vlan30"] = {"vlanid": "30"}
+    assert FOREIGN(json.dumps(sonic), "sonic") == [10, 30]
+    for platform in ("eos", "sonic"):
+        assert FOREIGN(gathered(platform), platform) == []
+
+
+@pytest.mark.parametrize("platform", ["frr", "junos", None])
+def test_foreign_vlans_of_an_unknown_platform_is_a_filter_error(platform: object) -> None:
+    with pytest.raises(AnsibleFilterError, match=r"^foreign_vlans: unknown platform .*; one of nvue, sonic, eos$"):
+        FOREIGN("", platform)

@@ -69,6 +69,7 @@ def test_what_it_returns_of_the_switch_is_ours_and_what_it_changes(capsys):
     with NvueSimulation(version="5.12", password=PASSWORD, applied=applied) as sim:
         rc, out, printed = run_main(capsys, sim, state="gathered")
         assert rc == 0 and out["config"] == OURS
+        assert out["foreign_vlans"] == []  # 101 is ours (its SVI is marked); the switch has no other
         rc, out, printed = run_main(capsys, sim, set={"interface": {"vlan101": {"description": "gpucloud:acme2"}}},
                                     unset=["interface/swp1/bridge/domain/br_default"], _ansible_diff=True)
         assert rc == 0 and out["changed"] and out["diff"]["before"] == OURS
@@ -92,3 +93,14 @@ def test_a_refused_call_fails_with_one_line_and_no_secret(capsys):
     assert out["problems"] == [out["msg"]] and PASSWORD not in printed
     rc, out, printed = run_main(capsys, None, state="gathered")
     assert rc == 1 and "unreachable" in out["msg"]
+
+
+def test_gathered_names_the_bridge_vlans_that_are_not_ours(capsys):
+    """The operator's VLANs (a bridge VLAN without an SVI of ours, a range), numbers only: switch_tenants refuses a
+    tenant on one of them."""
+    applied = copy.deepcopy({**OURS, "bridge": {"domain": {"br_default": {"vlan": {
+        **OURS["bridge"]["domain"]["br_default"]["vlan"], "10": {}, "20-22": {}}}}}})
+    with NvueSimulation(version="5.12", password=PASSWORD, applied=applied) as sim:
+        rc, out = run_main(capsys, sim, state="gathered")[:2]
+    assert rc == 0 and out["foreign_vlans"] == [10, 20, 21, 22], out
+    assert "10" not in out["config"]["bridge"]["domain"]["br_default"]["vlan"]

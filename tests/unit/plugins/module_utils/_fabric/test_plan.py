@@ -8,7 +8,7 @@ import copy
 
 import pytest
 
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric import plan
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric import plan, registry
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.errors import FabricError, NativeConfigError
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.model import desired
 from tests.support.fabric import STALE, leaves, native, params
@@ -187,3 +187,34 @@ def test_a_push_state_keeps_the_operators_own_vlan_on_a_tenants_trunk():
     gone = plan.run(params(sw, "deleted", running, tenants=[tenant["name"]]))
     assert gone["changes"]["removed"] == [tenant["name"]]
     assert "   switchport trunk allowed vlan 10" in gone["commands"]["commands"], gone["commands"]
+
+
+@pytest.mark.parametrize("platform", ["eos", "sonic", "nvue"])
+def test_a_tenant_on_a_vlan_of_the_operators_is_refused_before_anything_is_pushed(platform):
+    """A fleet tenant on VLAN 10, which the switch has and is not ours: the push would rename it, carry the tenant on
+    it and remove it when the tenant goes. The plan fails naming it; a VLAN of ours is never in the list."""
+    sw = copy.deepcopy(LEAVES[platform])
+    tenant = sw["tenants"][0]
+    with pytest.raises(FabricError) as err:
+        plan.run(params(sw, "merged", "", foreign_vlans=[tenant["vlan"], 4000]))
+    assert err.value.problems == [
+        "%s: tenant %s: its VLAN %d is on the switch already and is not ours (no gpucloud: marker); the tenant would"
+        " take it over and remove it when it goes. Give the tenant another VLAN in the fleet, or remove VLAN %d from"
+        " the switch by hand; nothing was changed" % (sw["name"], tenant["name"], tenant["vlan"], tenant["vlan"])]
+    # The switch's own VLANs elsewhere, and none given (a render-only switch): planned as before.
+    assert plan.run(params(sw, "merged", "", foreign_vlans=[4000]))["changes"]["added"]
+    assert plan.run(params(sw, "merged", ""))["changes"]["added"]
+    # Read from a config that holds our tenants: ours are not foreign, so a second run plans nothing.
+    whole = native(sw, sw["tenants"])
+    assert registry.foreign_vlans(platform, whole) == []
+    assert plan.run(params(sw, "merged", whole, foreign_vlans=[4000]))["changed"] is False
+
+
+def test_a_sonic_tenants_l3_vni_vlan_on_a_vlan_of_the_operators_is_refused():
+    sw = copy.deepcopy(LEAVES["sonic"])
+    tenant = sw["tenants"][0]
+    l3 = tenant["vlan"] + 2000
+    with pytest.raises(FabricError) as err:
+        plan.run(params(sw, "merged", "", foreign_vlans=[l3]))
+    assert "tenant %s: its L3 VNI VLAN %d (vlan %d + l3vni_vlan_offset 2000) is on the switch already" % (
+        tenant["name"], l3, tenant["vlan"]) in err.value.problems[0]
