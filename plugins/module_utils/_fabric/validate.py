@@ -17,7 +17,7 @@ import ipaddress
 import re
 from typing import Any
 
-from .._fleet.schema import DNS_LABEL, PORT_NAME, VLAN_RANGE, VNI_RANGE, VRF_NAME
+from .._fleet.schema import DNS_LABEL, PORT_NAME, RESERVED_VRFS, VLAN_RANGE, VNI_RANGE, VRF_NAME
 from .catalog import PLATFORMS, switch_platforms
 from .errors import FabricError
 from .model import group_ids, options_with_defaults, port_conflicts
@@ -215,6 +215,9 @@ def _own_problems(name: Any, vlan: Any, vni: Any, vrf: Any, l3vni: Any, gateway:
     prefix = spec.get("vrf_prefix", "")
     if not isinstance(vrf, str) or not VRF_NAME.fullmatch(vrf):
         problems.append(".vrf: %r is not a VRF name (letter first, at most %d characters)" % (vrf, VRF_NAME_MAX))
+    elif vrf.lower() in RESERVED_VRFS:
+        # the switch's own (Cumulus and SONiC manage the switch in VRF mgmt): removing the tenant would remove it
+        problems.append(".vrf: %r is reserved by the switch OS; pick another name" % (vrf,))
     elif len(prefix + vrf) > VRF_NAME_MAX:
         problems.append(
             ".vrf: %s names VRFs '%s<name>' with at most %d characters; %r is too long (at most %d)"

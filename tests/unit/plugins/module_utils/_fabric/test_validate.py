@@ -39,6 +39,10 @@ LEAVES = leaves()
      "leaf-r2a.tenants[1] (cobalt).gateway: '10.103.0/24' is not an IPv4 address with prefix (a.b.c.d/len)"),
     (lambda s: s["tenants"][1].update(vrf=s["tenants"][0]["vrf"]),
      "leaf-r2a.tenants[1] (cobalt).vrf: beta is already used by leaf-r2a.tenants[0] (beta) on this switch"),
+    (lambda s: s["tenants"][1].update(vrf="mgmt"),  # the switch's management VRF, removed with the tenant
+     "leaf-r2a.tenants[1] (cobalt).vrf: 'mgmt' is reserved by the switch OS; pick another name"),
+    (lambda s: s["tenants"][1].update(vrf="Default"),
+     "leaf-r2a.tenants[1] (cobalt).vrf: 'Default' is reserved by the switch OS; pick another name"),
     (lambda s: s["tenants"][1].update(vlan=True),
      "leaf-r2a.tenants[1] (cobalt).vlan: True is outside 1..4094"),
     (lambda s: s["tenants"][1].update(name="Cobalt"),
