@@ -10,6 +10,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.errors import FabricError
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.registry import foreign_vlans as read_foreign
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.registry import foreign_vrfs as read_vrfs
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.registry import names, owned_native
 
 
@@ -22,16 +23,24 @@ def owned_config(config: Any, platform: str) -> Any:
         raise AnsibleFilterError("owned_config: %s" % "; ".join(exc.problems)) from None
 
 
-def foreign_vlans(config: Any, platform: str) -> list[int]:
+def _foreign(name: str, read: Any, config: Any, platform: str) -> list:
     if platform not in names() or platform == "frr":
-        raise AnsibleFilterError("foreign_vlans: unknown platform %r; one of %s"
-                                 % (platform, ", ".join(n for n in names() if n != "frr")))
+        raise AnsibleFilterError("%s: unknown platform %r; one of %s"
+                                 % (name, platform, ", ".join(n for n in names() if n != "frr")))
     try:
-        return read_foreign(platform, config)
+        return read(platform, config)
     except FabricError as exc:
-        raise AnsibleFilterError("foreign_vlans: %s" % "; ".join(exc.problems)) from None
+        raise AnsibleFilterError("%s: %s" % (name, "; ".join(exc.problems))) from None
+
+
+def foreign_vlans(config: Any, platform: str) -> list[int]:
+    return _foreign("foreign_vlans", read_foreign, config, platform)
+
+
+def foreign_vrfs(config: Any, platform: str) -> list[str]:
+    return _foreign("foreign_vrfs", read_vrfs, config, platform)
 
 
 class FilterModule:
     def filters(self) -> dict:
-        return {"owned_config": owned_config, "foreign_vlans": foreign_vlans}
+        return {"owned_config": owned_config, "foreign_vlans": foreign_vlans, "foreign_vrfs": foreign_vrfs}

@@ -109,6 +109,14 @@ foreign_vlans:
   type: list
   elements: int
   sample: [10, 20]
+foreign_vrfs:
+  description:
+    - The VRFs of the applied config that no SVI of ours is in (C(default) and C(mgmt) among them), for
+      O(gpucloud.baremetal.switch_tenants#module:foreign_vrfs) (V(gathered)).
+  returned: state is gathered
+  type: list
+  elements: str
+  sample: [default, mgmt]
 revision:
   description: The revision applied; null when nothing was applied (no change, or check mode).
   returned: state is applied
@@ -132,6 +140,7 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.nvue_ap
 )
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.registry import (
     foreign_vlans,
+    foreign_vrfs,
     owned_native,
     shown,
 )
@@ -153,7 +162,7 @@ def run(module: AnsibleModule) -> dict:
     if p["state"] == "gathered":
         applied = api.applied()
         return {"changed": False, "config": owned_native("nvue", applied),
-                "foreign_vlans": foreign_vlans("nvue", applied)}
+                "foreign_vlans": foreign_vlans("nvue", applied), "foreign_vrfs": foreign_vrfs("nvue", applied)}
     result = change(api, p["set"], p["unset"], module.check_mode, wait=p["apply_timeout"], save=p["save"])
     return {
         "changed": result["changed"],

@@ -134,6 +134,15 @@ options:
       - Unset, not checked (the switch_fabric role always gives it when it gathers a switch).
     type: list
     elements: int
+  foreign_vrfs:
+    description:
+      - The VRFs the switch has that no tenant of ours is in (as the switch names them, e.g. C(Vrf-acme) on
+        SONiC), read as O(foreign_vlans) is (filter C(gpucloud.baremetal.foreign_vrfs)). With a push state, a
+        tenant whose VRF is one of them fails, naming it, before anything is pushed - the tenant would share the
+        operator's VRF and remove it when the tenant goes.
+      - Unset, not checked.
+    type: list
+    elements: str
 attributes:
   check_mode:
     support: full
@@ -270,6 +279,7 @@ def argument_spec() -> dict:
         "render_after": {"type": "bool", "default": False},
         "max_removals": {"type": "int"},
         "foreign_vlans": {"type": "list", "elements": "int"},
+        "foreign_vrfs": {"type": "list", "elements": "str"},
     }
 
 

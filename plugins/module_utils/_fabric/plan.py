@@ -16,7 +16,17 @@ from typing import Any
 from .catalog import PLATFORMS
 from .errors import FabricError, IncompleteTenantError
 from .model import desired, full_switch, normalise, options_with_defaults, port_key
-from .registry import commands, files, parse_native, render_files, render_tenants, renderer, routing, tenant_vlans
+from .registry import (
+    commands,
+    files,
+    parse_native,
+    render_files,
+    render_tenants,
+    renderer,
+    routing,
+    tenant_vlans,
+    tenant_vrf,
+)
 from .validate import validate
 
 STATES = ("rendered", "merged", "replaced", "overridden", "deleted", "gathered", "parsed")
@@ -169,19 +179,26 @@ def run(params: dict) -> dict:
     rebuilt = [n for n in result["changes"]["modified"]
                if any(before[n].get(key) != after[n].get(key) for key in REBUILT_BY)]
     check_removals(switch["name"], result["changes"]["removed"], params.get("max_removals"), rebuilt)
-    check_takeover(switch, result["after"], params.get("foreign_vlans"), opts)
+    check_takeover(switch, result["after"], params.get("foreign_vlans"), opts, params.get("foreign_vrfs"))
     return result
 
 
-def check_takeover(switch: dict, after: list[dict], foreign: list[int] | None, opts: dict) -> None:
+def check_takeover(switch: dict, after: list[dict], foreign: list[int] | None, opts: dict,
+                   foreign_vrfs: list[str] | None = None) -> None:  # fmt: skip
     """``FabricError`` when a tenant would be put on a VLAN the switch has that is not ours (``foreign``, read from
     its whole config; None: not checked): it would rename the operator's VLAN, carry the tenant on it, and remove
-    it when the tenant goes. A tenant of ours is never on one (its VLANs carry our marker)."""
-    if not foreign:
-        return
-    taken = set(foreign)
+    it when the tenant goes. A tenant of ours is never on one (its VLANs carry our marker). The same for a VRF that
+    no tenant of ours is in (``foreign_vrfs``): the tenant would share it, and its removal remove it."""
+    taken = set(foreign or ())
+    vrfs = set(foreign_vrfs or ())
     problems = []
     for t in after:
+        vrf = tenant_vrf(switch["platform"], t)
+        if vrf in vrfs:
+            problems.append("%s: tenant %s: its VRF %s is on the switch already and no tenant of ours is in it; the"
+                            " tenant would share it and remove it when it goes. Give the tenant another VRF name in"
+                            " the fleet, or remove VRF %s from the switch by hand; nothing was changed"
+                            % (switch["name"], t["name"], vrf, vrf))
         for n, vlan in enumerate(tenant_vlans(switch["platform"], t, opts)):
             if vlan in taken:
                 what = "VLAN %d" % vlan if n == 0 else "L3 VNI VLAN %d (vlan %d + l3vni_vlan_offset %d)" % (

@@ -95,6 +95,18 @@ def foreign_vlans(platform: str, config: Any) -> list[int]:
     return sorted(module.foreign_vlans(config)) if hasattr(module, "foreign_vlans") else []
 
 
+def foreign_vrfs(platform: str, config: Any) -> list[str]:
+    """The VRFs of a switch's whole config that no tenant of ours is in, sorted; [] for FRR."""
+    module = renderer(platform)
+    return sorted(module.foreign_vrfs(config)) if hasattr(module, "foreign_vrfs") else []
+
+
+def tenant_vrf(platform: str, tenant: dict) -> str:
+    """A tenant's VRF as a switch of ``platform`` names it (SONiC: ``Vrf-<vrf>``)."""
+    module = renderer(platform)
+    return module.tenant_vrf(tenant) if hasattr(module, "tenant_vrf") else tenant["vrf"]
+
+
 def tenant_vlans(platform: str, tenant: dict, opts: dict) -> list[int]:
     """The VLANs a tenant takes on a switch of ``platform`` (SONiC: its L3 VNI's too)."""
     module = renderer(platform)

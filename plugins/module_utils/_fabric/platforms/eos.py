@@ -358,6 +358,24 @@ def foreign_vlans(config: Any) -> set[int]:
     return out
 
 
+def foreign_vrfs(config: Any) -> set[str]:
+    """The VRFs (``vrf instance V``) of an EOS running-config that no SVI of ours is in: a tenant put in one would
+    share the operator's VRF, and remove it when the tenant goes."""
+    tree = blocks(text_of(config, "EOS"))
+    ours: set[int] = set()
+    vrfs: set[str] = set()
+    for line, children in tree:
+        entry, values = first(line, READ)
+        if entry is VLAN and any(owner((VLAN_NAME.get(c) or {}).get("marker", "")) for c, unused in children):
+            ours.update(number_list(values["vlans"]))
+        elif entry is None and VRF_INSTANCE.get(line):
+            vrfs.add(VRF_INSTANCE.get(line)["vrf"])
+    used = {SVI_VRF.get(c)["vrf"] for line, children in tree
+            if first(line, READ)[0] is SVI and int(first(line, READ)[1]["vlan"]) in ours
+            for c, unused in children if SVI_VRF.get(c)}
+    return vrfs - used
+
+
 def _trunk_vlans(tenants: list[dict]) -> dict[str, set[int]]:
     out: dict[str, set[int]] = {}
     for t in tenants:

@@ -479,6 +479,17 @@ def foreign_vlans(config: Any) -> set[int]:
     return found - ours
 
 
+def foreign_vrfs(config: Any) -> set[str]:
+    """The VRFs of an NVUE config that no SVI marked as ours is in (``default`` and ``mgmt`` among them)."""
+    cfg = load(config)
+    interfaces = at(cfg, "", "interface")
+    used = set()
+    for name, iface in interfaces.items():
+        if _SVI.match(str(name)) and owner(at(iface, "interface %s" % name).get("description")) is not None:
+            used.add(str(at(iface, "interface %s" % name, "ip").get("vrf", "")))
+    return {str(v) for v in at(cfg, "", "vrf")} - used
+
+
 def foreign_ports(config: Any) -> set[str]:
     """The ports whose bridge membership holds a VLAN (``vlan`` key, range or ``access``) that is
     none of ours (no SVI marked as ours): the operator's own VLAN on a port that also carries a

@@ -259,6 +259,22 @@ def foreign_vlans(config: Any) -> set[int]:
     return out
 
 
+def foreign_vrfs(config: Any) -> set[str]:
+    """The VRFs of a config_db (``VRF|Vrf-...``) that no VLAN of ours is bound to (``VLAN_INTERFACE|VlanN
+    vrf_name``, the tenant's VLAN or its L3 VNI VLAN)."""
+    db = load(config)
+    ours = {str(name) for name, fields in at(db, "", "VLAN").items()
+            if owner(at(fields, "VLAN|%s" % name).get("description")) is not None}
+    used = {str(at(fields, "VLAN_INTERFACE|%s" % key).get("vrf_name", "")) for key, fields
+            in at(db, "", "VLAN_INTERFACE").items() if "|" not in str(key) and str(key) in ours}
+    return {str(v) for v in at(db, "", "VRF")} - used
+
+
+def tenant_vrf(t: dict) -> str:
+    """The tenant's VRF as the switch names it."""
+    return vrf_name(t["vrf"])
+
+
 def tenant_vlans(t: dict, opts: dict) -> list[int]:
     """The VLANs a tenant takes on the switch: its own and its L3 VNI's (``vlan + l3vni_vlan_offset``)."""
     return [t["vlan"], t["vlan"] + opts["l3vni_vlan_offset"]]

@@ -43,7 +43,7 @@ def gathered(platform: str) -> str:
 
 
 def test_the_filter_is_there() -> None:
-    assert set(FILTERS) == {"owned_config", "foreign_vlans"}
+    assert set(FILTERS) == {"owned_config", "foreign_vlans", "foreign_vrfs"}
 
 
 @pytest.mark.parametrize("platform", ["eos", "sonic"])
@@ -115,3 +115,18 @@ def test_the_vlans_not_ours_are_read_from_the_whole_config_of_each_platform() ->
 def test_foreign_vlans_of_an_unknown_platform_is_a_filter_error(platform: object) -> None:
     with pytest.raises(AnsibleFilterError, match=r"^foreign_vlans: unknown platform .*; one of nvue, sonic, eos$"):
         FOREIGN("", platform)
+
+
+VRFS = FILTERS["foreign_vrfs"]
+
+
+def test_the_vrfs_no_tenant_of_ours_is_in_are_read_from_the_whole_config_of_each_platform() -> None:
+    eos = "vrf instance MGMT\n!\n" + gathered("eos")
+    assert VRFS(eos, "eos") == ["MGMT"]
+    sonic = json.loads(gathered("sonic"))
+    sonic["VRF"]["Vrf-storage"] = {}
+    assert VRFS(json.dumps(sonic), "sonic") == ["Vrf-storage"]
+    for platform in ("eos", "sonic"):
+        assert VRFS(gathered(platform), platform) == []
+    with pytest.raises(AnsibleFilterError, match=r"^foreign_vrfs: unknown platform 'frr'; one of nvue, sonic, eos$"):
+        VRFS("", "frr")

@@ -70,6 +70,7 @@ def test_what_it_returns_of_the_switch_is_ours_and_what_it_changes(capsys):
         rc, out, printed = run_main(capsys, sim, state="gathered")
         assert rc == 0 and out["config"] == OURS
         assert out["foreign_vlans"] == []  # 101 is ours (its SVI is marked); the switch has no other
+        assert out["foreign_vrfs"] == ["default"]  # the switch's own; acme has our SVI in it
         rc, out, printed = run_main(capsys, sim, set={"interface": {"vlan101": {"description": "gpucloud:acme2"}}},
                                     unset=["interface/swp1/bridge/domain/br_default"], _ansible_diff=True)
         assert rc == 0 and out["changed"] and out["diff"]["before"] == OURS
@@ -103,4 +104,5 @@ def test_gathered_names_the_bridge_vlans_that_are_not_ours(capsys):
     with NvueSimulation(version="5.12", password=PASSWORD, applied=applied) as sim:
         rc, out = run_main(capsys, sim, state="gathered")[:2]
     assert rc == 0 and out["foreign_vlans"] == [10, 20, 21, 22], out
+    assert out["foreign_vrfs"] == []  # acme has our SVI in it
     assert "10" not in out["config"]["bridge"]["domain"]["br_default"]["vlan"]

@@ -218,3 +218,20 @@ def test_a_sonic_tenants_l3_vni_vlan_on_a_vlan_of_the_operators_is_refused():
         plan.run(params(sw, "merged", "", foreign_vlans=[l3]))
     assert "tenant %s: its L3 VNI VLAN %d (vlan %d + l3vni_vlan_offset 2000) is on the switch already" % (
         tenant["name"], l3, tenant["vlan"]) in err.value.problems[0]
+
+
+@pytest.mark.parametrize("platform", ["eos", "sonic", "nvue"])
+def test_a_tenant_in_a_vrf_of_the_operators_is_refused_before_anything_is_pushed(platform):
+    sw = copy.deepcopy(LEAVES[platform])
+    tenant = sw["tenants"][0]
+    vrf = registry.tenant_vrf(platform, tenant)
+    assert vrf == ("Vrf-" if platform == "sonic" else "") + tenant["vrf"]
+    with pytest.raises(FabricError) as err:
+        plan.run(params(sw, "merged", "", foreign_vrfs=[vrf, "mgmt"]))
+    assert err.value.problems == [
+        "%s: tenant %s: its VRF %s is on the switch already and no tenant of ours is in it; the tenant would share it"
+        " and remove it when it goes. Give the tenant another VRF name in the fleet, or remove VRF %s from the switch"
+        " by hand; nothing was changed" % (sw["name"], tenant["name"], vrf, vrf)]
+    whole = native(sw, sw["tenants"])
+    assert registry.foreign_vrfs(platform, whole) == []
+    assert plan.run(params(sw, "merged", whole, foreign_vrfs=["mgmt"]))["changed"] is False
