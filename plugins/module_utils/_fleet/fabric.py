@@ -29,7 +29,9 @@ from .schema import (
 
 def fabric(c: Checker, raw: Any) -> dict:
     fab = c.mapping(raw, "fabric", FABRIC_KEYS) or {}
-    underlay = fab.get("underlay") or {}
+    underlay = fab.get("underlay")
+    if underlay is None:  # absent, or `underlay:` with nothing: the defaults; [] or "" is a mistake, named below
+        underlay = {}
     u = c.mapping(underlay, "fabric.underlay", UNDERLAY_KEYS) or {}
     out_underlay = {"anycast_mac": DEFAULT_ANYCAST_MAC, "mtu": DEFAULT_MTU}
     if "anycast_mac" in u:

@@ -60,6 +60,11 @@ def test_each_platform_gets_its_default_release_and_the_underlay_its_defaults() 
     assert out["underlay"] == {"anycast_mac": "00:00:5e:00:01:01", "mtu": 9216}
 
 
+def test_an_underlay_key_with_nothing_gets_the_defaults() -> None:
+    out, problems = load({"switches": [], "underlay": None})
+    assert (out["underlay"], problems) == ({"anycast_mac": "00:00:5e:00:01:01", "mtu": 9216}, [])
+
+
 def test_the_underlay_is_kept_as_given_with_its_mac_normalised() -> None:
     out, problems = load({"switches": [], "underlay": {"anycast_mac": "44-38-39-FF-00-01", "mtu": 1500}})
     assert (out["underlay"], problems) == ({"anycast_mac": "44:38:39:ff:00:01", "mtu": 1500}, [])
@@ -70,6 +75,11 @@ def test_the_underlay_is_kept_as_given_with_its_mac_normalised() -> None:
 
 @pytest.mark.parametrize(("raw", "expected"), [
     ({"switches": [], "underlay": {"mtu": 9217}}, ["fabric.underlay.mtu: 9217 is outside 1280..9216"]),
+    # a list or text where the mapping goes is a mistake (an indent lost), not the defaults
+    ({"switches": [], "underlay": []},
+     ["fabric.underlay: must be a mapping with keys anycast_mac, mtu, got a list"]),
+    ({"switches": [], "underlay": ""},
+     ["fabric.underlay: must be a mapping with keys anycast_mac, mtu, got a string"]),
     ({"switches": [], "underlay": {"mtu": 1279}}, ["fabric.underlay.mtu: 1279 is outside 1280..9216"]),
     ({"switches": [], "underlay": {"anycast_mac": "00:00:5e:00:01"}},
      ["fabric.underlay.anycast_mac: '00:00:5e:00:01' is not a MAC address (aa:bb:cc:dd:ee:ff)"]),
