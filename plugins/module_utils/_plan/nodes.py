@@ -66,10 +66,14 @@ def node_stack(name: str, node: dict, facts: dict[str, str], settings: dict[str,
         packages += family["gpu_host__driver_packages"] + family["gpu_host__toolkit_packages"]
         packages += family["gpu_host__fabricmanager_packages"] if nvswitch else []
         packages += family["gpu_host__nvlsm_packages"] if nvlink5 else []
-    if boolean(s["gpu_host_containerd"]):  # vars/main.yml's gpu_host__containerd_pkg: Docker's, or the distribution's
-        packages.append("containerd.io" if s.get("gpu_host_containerd_source") == "docker"
-                        else family["gpu_host__containerd_package"])
-    kubernetes = boolean(s.get("gpu_host_kubernetes_install", False))
+    containerd = boolean(s["gpu_host_containerd"])
+    docker = containerd and s.get("gpu_host_containerd_source") == "docker"
+    if containerd:  # vars/main.yml's gpu_host__containerd_pkg: Docker's, or the distribution's
+        packages.append("containerd.io" if docker else family["gpu_host__containerd_package"])
+    # tasks/main.yml includes kubernetes_node.yml only for a Kubernetes node, which installs the packages only when
+    # asked to (gpu_host_kubernetes_install)
+    kubernetes = boolean(s.get("gpu_host_kubernetes_node", True)) and boolean(
+        s.get("gpu_host_kubernetes_install", False))
     if kubernetes:  # tasks/kubernetes_packages.yml: pinned, apt name=version / dnf name-version
         kube_dnf = facts["ansible_os_family"] == "RedHat"
         version = "%s-%s" % (s["gpu_host_kubernetes_version"], s["gpu_host_kubernetes_package_revision"])
@@ -83,6 +87,10 @@ def node_stack(name: str, node: dict, facts: dict[str, str], settings: dict[str,
                 "nvlink5": nvlink5, "kernel_modules": s["gpu_host_driver_kernel_modules"]},
         "package_manager": family["gpu_host__pkg_family"],
         "repositories": (_repositories(s, family["gpu_host__pkg_family"]) if host_stack else [])
+        # tasks/containerd.yml adds Docker's repository for Docker's containerd where the role manages repositories
+        + ([{"name": "docker", "url": s["gpu_host_docker_repo_url"],
+             "key_fingerprint": str(s["gpu_host_docker_key_fingerprint"]).replace(" ", "").upper()}]
+           if docker and boolean(s["gpu_host_manage_repos"]) else [])
         + ([{"name": "kubernetes", "url": s["gpu_host_kubernetes_repo_url"],
              "key_fingerprint": s["gpu_host_kubernetes_key_fingerprint"]}] if kubernetes else []),
         "module_streams": [stream] if stream else [],
@@ -100,8 +108,10 @@ def _repositories(s: dict[str, Any], pkg_family: str) -> list[dict]:
     if not boolean(s["gpu_host_manage_repos"]) or pkg_family not in ("apt", "dnf"):
         return []
     kind = "apt" if pkg_family == "apt" else "yum"
-    return [{"name": "nvidia-cuda", "url": s["gpu_host_%s_cuda_repo_url" % kind]},
-            {"name": "nvidia-container-toolkit", "url": s["gpu_host_%s_toolkit_repo_url" % kind]}]
+    return [{"name": "nvidia-cuda", "url": s["gpu_host_%s_cuda_repo_url" % kind],
+             "key_fingerprint": s["gpu_host_%s_cuda_key_fingerprint" % kind]},
+            {"name": "nvidia-container-toolkit", "url": s["gpu_host_%s_toolkit_repo_url" % kind],
+             "key_fingerprint": s["gpu_host_%s_toolkit_key_fingerprint" % kind]}]
 
 
 def _skipped(facts: dict[str, str], supported: bool, count: int, mode: str) -> list[str]:

@@ -110,8 +110,13 @@ def test_a_host_driver_nvlink5_node_on_rocky(tmp_path: Path) -> None:
     assert node["gpu"] == {"model": "B200", "count": 8, "driver": "host", "nvswitch": True, "nvlink5": True,
                            "kernel_modules": "open"}
     assert node["repositories"] == [
-        {"name": "nvidia-cuda", "url": "https://developer.download.nvidia.com/compute/cuda/repos/rhel9/x86_64/"},
-        {"name": "nvidia-container-toolkit", "url": "https://nvidia.github.io/libnvidia-container/stable/rpm/x86_64"},
+        {"name": "nvidia-cuda", "url": "https://developer.download.nvidia.com/compute/cuda/repos/rhel9/x86_64/",
+         "key_fingerprint": "610C7B14E068A878070DA4E99CD0A493D42D0685"},
+        {"name": "nvidia-container-toolkit", "url": "https://nvidia.github.io/libnvidia-container/stable/rpm/x86_64",
+         "key_fingerprint": "C95B321B61E88C1809C4F759DDCAE044F796ECB0"},
+        # containerd.io on RHEL comes from Docker's repository, which the role adds with Docker's pinned key
+        {"name": "docker", "url": "https://download.docker.com/linux/centos",
+         "key_fingerprint": "060A61C51B558A7F742B77AAC52FEB6B621E9F35"},
         {"name": "kubernetes", "url": "https://pkgs.k8s.io/core:/stable:/v1.32/rpm/", "key_fingerprint": K8S_KEY},
     ]
     assert node["module_streams"] == ["nvidia-driver:580-open"]
@@ -133,7 +138,8 @@ def test_a_host_driver_node_on_ubuntu_2204_gets_its_own_cuda_repository(tmp_path
     inv = inventory(tmp_path / "hosts.yml", {"gpu-u22": {"gpucloud_node": fleet_node(UBUNTU_22, driver="host")}})
     node = stack(run_action(inv), "gpu-u22")
     assert node["repositories"][0] == {
-        "name": "nvidia-cuda", "url": "https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/"}
+        "name": "nvidia-cuda", "url": "https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/",
+        "key_fingerprint": "EB693B3035CD5710E231E123A4B469963BF863CC"}
     assert node["packages"][:6] == [
         "linux-headers-<running kernel>", "nvidia-open-580=580.95.05-*", "nvidia-container-toolkit=1.17.8-1",
         "nvidia-container-toolkit-base=1.17.8-1", "libnvidia-container-tools=1.17.8-1", "libnvidia-container1=1.17.8-1"]
@@ -169,6 +175,11 @@ def test_the_kubernetes_switches(tmp_path: Path) -> None:
     })
     result = run_action(inv)
     off, nokubelet = stack(result, "gpu-off"), stack(result, "gpu-nokubelet")
+    # No Kubernetes node at all (the role skips tasks/kubernetes_node.yml): no Kubernetes packages either.
+    node_off = stack(run_action(inventory(tmp_path / "off.yml", {"gpu-nonode": {
+        "gpucloud_node": fleet_node(UBUNTU), "gpu_host_kubernetes_node": False}})), "gpu-nonode")
+    assert node_off["packages"] == ["linux-headers-<running kernel>", "containerd"], node_off["packages"]
+    assert node_off["repositories"] == [] and node_off["services"] == []
     assert off["repositories"] == [] and off["services"] == []
     assert off["packages"] == ["linux-headers-<running kernel>", "containerd"]
     assert nokubelet["packages"] == ["linux-headers-<running kernel>", *APT_HOST_PACKAGES,
