@@ -39,8 +39,16 @@ class ActionModule(ActionBase):
         args = self._task.args
         role = args.get("role_path") or ROLE_PATH
         nodes = args.get("nodes")
+        gpu_nodes = list(task_vars.get("groups", {}).get("gpu_nodes", []))
         if nodes is None:
-            nodes = task_vars.get("groups", {}).get("gpu_nodes", [])
+            nodes = gpu_nodes
+        elif not isinstance(nodes, list) or not all(isinstance(n, str) for n in nodes):
+            return dict(result, failed=True, msg="nodes: must be a list of node names (hosts of group gpu_nodes);"
+                                                 " nothing was planned")
+        unknown = [n for n in nodes if n not in gpu_nodes]
+        if unknown:
+            return dict(result, failed=True, msg="nodes: %s %s not a GPU node of the inventory (group gpu_nodes); "
+                        "nothing was planned" % (", ".join(unknown), "is" if len(unknown) == 1 else "are"))
         try:
             defaults = self._load(os.path.join(role, "defaults", "main.yml"))
             cache: dict[str, tuple[dict, dict]] = {}

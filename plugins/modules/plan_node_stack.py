@@ -24,7 +24,8 @@ author:
   - gpucloud.baremetal contributors (@gpucloud)
 options:
   nodes:
-    description: The nodes to plan, by name; default the group C(gpu_nodes).
+    description: The nodes to plan, by name, each a host of the group C(gpu_nodes) (another name fails the task, naming
+      it); default the group C(gpu_nodes).
     type: list
     elements: str
   role_path:

@@ -247,6 +247,23 @@ def test_an_unknown_option_is_refused_by_name(tmp_path: Path) -> None:
         run_action(inv, node=["gpu-01"])
 
 
+@pytest.mark.parametrize(("nodes", "msg"), [
+    (["nosuch"], "nodes: nosuch is not a GPU node of the inventory (group gpu_nodes); nothing was planned"),
+    (["leaf1", "gpu-02"], "nodes: leaf1, gpu-02 are not a GPU node of the inventory (group gpu_nodes); nothing was"
+                          " planned"),
+    ("gpu-01", "nodes: must be a list of node names (hosts of group gpu_nodes); nothing was planned"),
+    ([1], "nodes: must be a list of node names (hosts of group gpu_nodes); nothing was planned"),
+    ({"gpu-01": {}}, "nodes: must be a list of node names (hosts of group gpu_nodes); nothing was planned"),
+])
+def test_nodes_that_are_not_the_inventorys_gpu_nodes_are_refused_by_name(
+        tmp_path: Path, nodes: object, msg: str) -> None:
+    """A switch, a typo or one name given as text: named, before anything is templated."""
+    inv = inventory(tmp_path / "hosts.yml", {"gpu-01": {"gpucloud_node": fleet_node(UBUNTU)}})
+    result = run_action(inv, nodes=nodes)
+    assert result.get("failed") is True and result["msg"] == msg, result
+    assert "data" not in result
+
+
 def test_an_os_family_the_plan_does_not_know_fails_naming_the_profile(tmp_path: Path) -> None:
     arch = {"name": "arch", "family": "arch", "version": "2025"}
     inv = inventory(tmp_path / "hosts.yml", {"gpu-01": {"gpucloud_node": fleet_node(UBUNTU)},
