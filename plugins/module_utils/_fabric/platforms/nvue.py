@@ -573,11 +573,18 @@ def load(config: Any) -> dict:
         return load(loaded or {})
     if isinstance(config, list):
         merged: list[Item] = []
-        for entry in config:
-            if isinstance(entry, dict) and isinstance(entry.get("set"), dict):
-                merged.extend(_flatten(entry["set"]))
+        for n, entry in enumerate(config):
+            if not (isinstance(entry, dict) and isinstance(entry.get("set"), dict)):
+                # junk read as no config would plan every tenant anew and see none of ours to remove
+                raise NativeConfigError(["running_config[%d]: is not {set: <NVUE tree>} (nv config show -o yaml)" % n])
+            merged.extend(_flatten(entry["set"]))
         return tree(merged)
-    return config if isinstance(config, dict) else {}
+    if config is None:
+        return {}
+    if not isinstance(config, dict):
+        raise NativeConfigError(["running_config: is %s, not an NVUE config (a tree, [{set: tree}] or nv set lines)"
+                                 % type(config).__name__])
+    return config
 
 
 def _flatten(node: dict, prefix: Path = ()) -> list[Item]:

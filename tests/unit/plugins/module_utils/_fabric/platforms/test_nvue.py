@@ -383,6 +383,17 @@ def test_a_running_config_that_is_not_nvue_s_is_named():
     with pytest.raises(NativeConfigError) as err:
         nvue.parse({"interface": ["swp1"]})
     assert err.value.problems == ["interface: is ['swp1'], not a mapping"]
+    # What is no NVUE config at all is named, not read as a switch without config (every tenant planned anew, none
+    # of ours seen to remove).
+    for junk, problem in ((42, "running_config: is int, not an NVUE config (a tree, [{set: tree}] or nv set lines)"),
+                          ("42", "running_config: is int, not an NVUE config (a tree, [{set: tree}] or nv set lines)"),
+                          ([1, 2], "running_config[0]: is not {set: <NVUE tree>} (nv config show -o yaml)"),
+                          ([{"set": {}}, {"sett": {}}],
+                           "running_config[1]: is not {set: <NVUE tree>} (nv config show -o yaml)")):
+        with pytest.raises(NativeConfigError) as err:
+            nvue.parse(junk)
+        assert err.value.problems == [problem]
+    assert nvue.parse(None) == [] and nvue.parse("") == [] and nvue.parse([]) == []
 
 
 def _with_hand_vlan(sw: dict, tenant: dict, port: str) -> list[dict]:
