@@ -95,7 +95,14 @@ def cloud_init_interpreter() -> str:
                                "user-data (apt-get install cloud-init; see bindep.txt)")
     with open(path, "rb") as fh:
         first = fh.readline().decode(errors="replace").strip()
-    return first[2:].strip().split()[0] if first.startswith("#!") else "/usr/bin/python3"
+    words = first[2:].split() if first.startswith("#!") else []
+    if not words:
+        return "/usr/bin/python3"
+    if os.path.basename(words[0]) == "env":
+        # ``#!/usr/bin/env python3`` (pip's and some distributions' cloud-init): the interpreter env finds on PATH
+        name = next((w for w in words[1:] if not w.startswith("-") and "=" not in w), "python3")
+        return shutil.which(name) or name
+    return words[0]
 
 
 def cloud_config(docs: dict[str, str]) -> list[str]:

@@ -108,6 +108,17 @@ def test_cloud_init_s_interpreter_is_read_from_its_shebang(tmp_path: Path, monke
     assert validate.cloud_init_interpreter() == "/opt/cloud-init/bin/python3.12"
 
 
+def test_an_env_shebang_gives_the_interpreter_env_would_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``#!/usr/bin/env python3`` (a pip-installed cloud-init): the python3 on PATH, not /usr/bin/env."""
+    python = tmp_path / "bin" / "python3"
+    python.parent.mkdir()
+    python.write_text("#!/bin/sh\n")
+    python.chmod(0o755)
+    fake_cloud_init(tmp_path, "#!/usr/bin/env -S python3 -I")
+    monkeypatch.setenv("PATH", str(tmp_path) + os.pathsep + str(python.parent))
+    assert validate.cloud_init_interpreter() == str(python)
+
+
 def test_without_cloud_init_user_data_is_never_passed_unchecked(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
