@@ -65,16 +65,26 @@ def tenant_files(
         if tenant.get("wireguard"):
             out["wireguard/%s.yaml" % tenant["name"]] = wireguard(tenant, tunnels or {}, gateway)
     if problems:
-        raise PlanError(problems)
+        raise PlanError(list(dict.fromkeys(problems)))  # a setting every tenant lacks is said once
     return out
 
 
 def queue_trees(tenants: list[dict], gpus: dict[str, int], shared_nodes: list[str], parent: dict) -> dict[str, Any]:
+    """The host cluster's queue tree (the shared tenants) and each private tenant's; every tree's problems at once,
+    a private tenant's named by its cluster."""
     shared = [t for t in tenants if t["isolation"] == "shared"]
-    trees = {"host_cluster": _tree(shared, _sum(gpus, shared_nodes), parent) if shared else [], "tenant_clusters": {}}
+    trees: dict[str, Any] = {"host_cluster": [], "tenant_clusters": {}}
+    problems: list[str] = []
+    if shared:
+        _collect(problems, lambda: trees.update(host_cluster=_tree(shared, _sum(gpus, shared_nodes), parent)))
     for tenant in tenants:
         if tenant["isolation"] == "private":
-            trees["tenant_clusters"][tenant["name"]] = _tree([tenant], _sum(gpus, tenant.get("nodes") or []), parent)
+            mine: list[str] = []
+            _collect(mine, lambda t=tenant: trees["tenant_clusters"].update(
+                {t["name"]: _tree([t], _sum(gpus, t.get("nodes") or []), parent)}))
+            problems.extend("tenant %s's cluster: %s" % (tenant["name"], problem) for problem in mine)
+    if problems:
+        raise PlanError(problems)
     return trees
 
 

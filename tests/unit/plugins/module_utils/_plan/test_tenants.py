@@ -107,6 +107,18 @@ def test_every_tenants_problems_are_reported_at_once() -> None:
     assert "gpucloud: GPU quota 64 exceeds the fleet's GPU capacity of 40" in problems
 
 
+def test_every_queue_trees_problems_come_at_once_each_said_once() -> None:
+    """The host tree's problem did not stop the private tenants' trees from being checked; a private tree's problem
+    names its cluster; a problem every tenant has (a missing setting) is said once."""
+    with pytest.raises(ProblemsError) as err:
+        plan(example_model(), settings={}, parent={"gpu": {"quota": 64}})
+    problems = err.value.problems
+    assert "gpucloud: GPU quota 64 exceeds the fleet's GPU capacity of 40 for this tree" in problems, problems
+    private = [p for p in problems if p.startswith("tenant acme's cluster: gpucloud: GPU quota 64 exceeds")]
+    assert len(private) == 1, problems
+    assert len(problems) == len(set(problems)), problems
+
+
 def test_no_shared_tenant_no_host_tree() -> None:
     model = example_model()
     model["tenants"] = [t for t in model["tenants"] if t["isolation"] == "private"]
