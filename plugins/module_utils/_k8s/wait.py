@@ -20,16 +20,19 @@ def wait_for(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> Any:
-    """``check()`` until it returns something truthy; K8sError naming ``what`` and the last error on timeout."""
+    """``check()`` until it returns something truthy; K8sError naming ``what`` on timeout, with the last check's
+    error, or "not yet" (and an earlier error, said as earlier) when the last check answered without one."""
     deadline = clock() + timeout
-    last = "not yet"
+    error = ""
     while True:
+        failed = False
         try:
             value = check()
             if value:
                 return value
         except K8sError as err:
-            last = "; ".join(err.problems)
+            error, failed = "; ".join(err.problems), True
         if clock() >= deadline:
-            raise K8sError(["%s: not ready after %ss (%s)" % (what, int(timeout), last)])
+            why = error if failed else ("not yet; earlier: %s" % error if error else "not yet")
+            raise K8sError(["%s: not ready after %gs (%s)" % (what, timeout, why)])
         sleep(interval)

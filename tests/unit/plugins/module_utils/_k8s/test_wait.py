@@ -79,8 +79,15 @@ def test_the_timeout_error_carries_the_last_error_with_all_its_problems() -> Non
     check = answers(K8sError(["first: 500"]), K8sError(["GET /readyz: 401 Unauthorized", "token expired"]), None)
     with pytest.raises(K8sError) as err:
         wait_for("tenant API server /readyz", check, 2.9, interval=1, clock=clock, sleep=clock.sleep)
+    # The last check answered "not ready" without an error: the error is said as earlier, the timeout as given.
     assert err.value.problems == [
-        "tenant API server /readyz: not ready after 2s (GET /readyz: 401 Unauthorized; token expired)"]
+        "tenant API server /readyz: not ready after 2.9s (not yet; earlier: GET /readyz: 401 Unauthorized; token"
+        " expired)"]
+    failing = answers(K8sError(["first: 500"]), K8sError(["GET /readyz: 401 Unauthorized", "token expired"]))
+    with pytest.raises(K8sError) as err:
+        wait_for("tenant API server /readyz", failing, 2.9, interval=1, clock=clock, sleep=clock.sleep)
+    assert err.value.problems == [
+        "tenant API server /readyz: not ready after 2.9s (GET /readyz: 401 Unauthorized; token expired)"]
 
 
 def test_errors_other_than_the_apis_are_not_swallowed() -> None:
