@@ -64,6 +64,8 @@ for name, text in json.load(sys.stdin).items():
             errors.append("autoinstall.version: must be 1")
         elif isinstance(auto.get("user-data"), dict):
             docs.append(("autoinstall.user-data.", auto["user-data"]))
+        elif "user-data" in auto:
+            errors.append("autoinstall.user-data: must be a mapping (cloud-config for the installed system)")
     for prefix, part in docs:
         for err in validator.iter_errors(part):
             path = ".".join(str(p) for p in err.path)

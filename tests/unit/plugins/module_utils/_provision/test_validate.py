@@ -86,14 +86,17 @@ def test_cloud_init_s_schema_reads_the_document_and_autoinstall_s_user_data() ->
         "list": "#cloud-config\n- hostname\n",
         "header": "autoinstall:\n  version: 1\n",
         "yaml": "#cloud-config\nhostname: [gpu2\n",
+        # user-data that is no mapping was passed unchecked (the installed system's cloud-init would refuse it)
+        "scalar": "#cloud-config\nautoinstall:\n  version: 1\n  user-data: hostname gpu2\n",
     })
-    assert problems[:5] == [
+    assert problems[:6] == [
         "header: does not start with #cloud-config",
         "list: is not a mapping",
         "nested: autoinstall.user-data.package_upgrade: 'sometimes' is not of type 'boolean'",
+        "scalar: autoinstall.user-data: must be a mapping (cloud-config for the installed system)",
         "top: package_upgrade: 'sometimes' is not of type 'boolean'",
         "v2: autoinstall.version: must be 1"]
-    assert len(problems) == 6 and problems[5].startswith("yaml: not YAML: ")
+    assert len(problems) == 7 and problems[6].startswith("yaml: not YAML: ")
 
 
 def fake_cloud_init(folder: Path, shebang: str) -> None:
