@@ -145,11 +145,31 @@ def kickstart(docs: dict[str, tuple[str, str]]) -> list[str]:
     return problems
 
 
+def _preseed_lines(text: str) -> list[tuple[int, str]]:
+    """``(line number, line)`` as debian-installer reads a preconfiguration file: a line ending in a backslash
+    continues on the next, joined "with all leading/trailing whitespace condensed to a single space" (installation
+    guide, B.3 "Creating a preconfiguration file"); numbered by the line it starts on."""
+    out: list[tuple[int, str]] = []
+    held: tuple[int, str] | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        if held is not None:
+            line = held[1] + " " + line.strip()
+            number = held[0]
+            held = None
+        if line.rstrip().endswith("\\") and not line.lstrip().startswith("#"):
+            held = (number, line.rstrip()[:-1].rstrip())
+            continue
+        out.append((number, line))
+    if held is not None:
+        out.append(held)
+    return out
+
+
 def preseed(docs: dict[str, str]) -> list[str]:
     problems = []
     for name, text in docs.items():
         seen = set()
-        for number, line in enumerate(text.splitlines(), 1):
+        for number, line in _preseed_lines(text):
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             m = _PRESEED_LINE.match(line)

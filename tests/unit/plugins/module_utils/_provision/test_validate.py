@@ -6,6 +6,7 @@ shape validated once with the count of the others, and the summary's cap."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,36 @@ def test_a_complete_preseed_passes() -> None:
 ])
 def test_a_preseed_line_an_installer_would_misread_is_named_by_file_and_line(line: str, problem: str) -> None:
     assert validate.preseed({"p": PRESEED + line + "\n"}) == [problem]
+
+
+def test_a_line_continued_with_a_backslash_is_read_as_one_as_the_installer_reads_it() -> None:
+    """Installation guide B.3: a line ending in a backslash continues on the next, leading and trailing whitespace
+    condensed to one space; a problem is named by the line it starts on."""
+    continued = "d-i partman-auto/expert_recipe \\\n    string boot-root :: \\\n      500 10000 1000000000 ext4 .\n"
+    assert validate.preseed({"p": PRESEED + continued}) == []
+    assert validate.preseed({"p": PRESEED + "d-i time/zone \\\n   strng UTC\n"}) == [
+        "p:13: time/zone: unknown type 'strng'; allowed: string, boolean, select, multiselect, password, note, text,"
+        " title, error, seen"]
+    # a line that ends the file with a backslash is still read (as the installer reads what it has)
+    assert validate.preseed({"p": PRESEED + "d-i netcfg/get_domain \\\n"}) == [
+        "p:13: not 'owner question type value'"]
+
+
+@pytest.mark.parametrize("text", [
+    "d-i time/zone \\\n   string UTC\n",
+    "d-i partman-auto/expert_recipe \\\n    string boot-root :: \\\n      500 ext4 .\n",
+    "d-i time/zone\n",
+    "d-i time/zone \\\n\n",
+])
+def test_the_line_format_is_read_as_debconf_set_selections_reads_it(text: str, tmp_path: Path) -> None:
+    """Held against debconf's own parser (``debconf-set-selections -c``, what the installer's format is): a text it
+    refuses has a format problem here, and one it takes has none."""
+    tool = require("debconf-set-selections")
+    path = tmp_path / "p.cfg"
+    path.write_text("#_preseed_V1\n" + text)
+    theirs = subprocess.run([tool, "-c", str(path)], capture_output=True, text=True, check=False)
+    ours = [p for p in validate.preseed({"p": text}) if "not 'owner question type value'" in p]
+    assert (theirs.returncode == 0) == (ours == []), (theirs.stdout + theirs.stderr, ours)
 
 
 def test_every_answer_an_unattended_install_needs_is_named_when_missing() -> None:
