@@ -442,3 +442,18 @@ def test_the_owned_part_keeps_a_trunks_whole_list_so_the_change_keeps_the_operat
     assert eos.foreign_trunks(part) == {"Ethernet2": {10, *range(200, 211)}}
     lines = eos.commands(switch, [a], [], underlay(), OPTS, part)["commands"]
     assert "   switchport trunk allowed vlan 10,200-210" in lines, lines
+
+
+def test_a_secondary_virtual_address_of_the_operators_is_not_read_as_the_gateway():
+    """`ip address virtual A secondary` on an SVI of ours is the operator's: the tenant's gateway stays the primary,
+    no second value stops the plan, and the change does not touch the secondary line."""
+    switch = dict(switches()["leaf-r1a"], platform="eos")
+    tenant = desired(switch)[0]
+    svi = "interface Vlan%d" % tenant["vlan"]
+    text = "\n".join(eos.delta(switch, [], [tenant], underlay(), OPTS)["commands"])
+    primary = "ip address virtual %s" % tenant["gateway"]
+    assert svi in text and primary in text
+    running = text.replace(primary, primary + "\n   ip address virtual 192.0.2.1/24 secondary")
+    assert [t["gateway"] for t in eos.parse(running)] == [tenant["gateway"]]
+    assert "192.0.2.1/24" not in eos.owned(running)
+    assert eos.commands(switch, eos.parse(running), [tenant], underlay(), OPTS, running)["commands"] == []
