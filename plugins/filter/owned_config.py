@@ -8,9 +8,8 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric import registry
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.errors import FabricError
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.registry import foreign_vlans as read_foreign
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.registry import foreign_vrfs as read_vrfs
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.registry import names, owned_native
 
 
@@ -34,11 +33,11 @@ def _foreign(name: str, read: Any, config: Any, platform: str) -> list:
 
 
 def foreign_vlans(config: Any, platform: str) -> list[int]:
-    return _foreign("foreign_vlans", read_foreign, config, platform)
+    return _foreign("foreign_vlans", registry.foreign_vlans, config, platform)
 
 
 def foreign_vrfs(config: Any, platform: str) -> list[str]:
-    return _foreign("foreign_vrfs", read_vrfs, config, platform)
+    return _foreign("foreign_vrfs", registry.foreign_vrfs, config, platform)
 
 
 class FilterModule:

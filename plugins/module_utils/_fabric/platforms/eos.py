@@ -362,19 +362,18 @@ def foreign_vlans(config: Any) -> set[int]:
 def foreign_vrfs(config: Any) -> set[str]:
     """The VRFs (``vrf instance V``) of an EOS running-config that no SVI of ours is in: a tenant put in one would
     share the operator's VRF, and remove it when the tenant goes."""
-    tree = blocks(text_of(config, "EOS"))
     ours: set[int] = set()
     vrfs: set[str] = set()
-    for line, children in tree:
+    svi_vrfs: dict[int, set[str]] = {}  # an SVI's VLAN -> its VRF (whose VLAN is ours is known at the end)
+    for line, children in blocks(text_of(config, "EOS")):
         entry, values = first(line, READ)
         if entry is VLAN and any(owner((VLAN_NAME.get(c) or {}).get("marker", "")) for c, unused in children):
             ours.update(number_list(values["vlans"]))
+        elif entry is SVI:
+            svi_vrfs[int(values["vlan"])] = {SVI_VRF.get(c)["vrf"] for c, unused in children if SVI_VRF.get(c)}
         elif entry is None and VRF_INSTANCE.get(line):
             vrfs.add(VRF_INSTANCE.get(line)["vrf"])
-    used = {SVI_VRF.get(c)["vrf"] for line, children in tree
-            if first(line, READ)[0] is SVI and int(first(line, READ)[1]["vlan"]) in ours
-            for c, unused in children if SVI_VRF.get(c)}
-    return vrfs - used
+    return vrfs - {vrf for vlan, names in svi_vrfs.items() if vlan in ours for vrf in names}
 
 
 def _trunk_vlans(tenants: list[dict]) -> dict[str, set[int]]:

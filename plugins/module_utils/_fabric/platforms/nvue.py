@@ -449,13 +449,14 @@ def commands(switch: dict, before: list[dict], after: list[dict], underlay: dict
     }
 
 
-def _our_svi_vlans(interfaces: dict) -> set[str]:
-    ours = set()
+def _our_svis(interfaces: dict) -> list[tuple[str, dict]]:
+    """``(VLAN, SVI)`` of every SVI marked as ours, the VLAN as text."""
+    out = []
     for name, iface in interfaces.items():
         m = _SVI.match(str(name))
         if m and owner(at(iface, "interface %s" % name).get("description")) is not None:
-            ours.add(str(iface.get("vlan") or m.group(1)))
-    return ours
+            out.append((str(iface.get("vlan") or m.group(1)), iface))
+    return out
 
 
 def _vlan_keys(key: Any) -> set[int]:
@@ -472,7 +473,7 @@ def foreign_vlans(config: Any) -> set[int]:
     """The bridge VLANs of an NVUE config that are none of ours (no SVI marked as ours): a tenant put on one would
     take the operator's VLAN over, and remove it with the tenant."""
     cfg = load(config)
-    ours = {int(v) for v in _our_svi_vlans(at(cfg, "", "interface")) if v.isdigit()}
+    ours = {int(vlan) for vlan, unused in _our_svis(at(cfg, "", "interface")) if vlan.isdigit()}
     found: set[int] = set()
     for key in at(cfg, "", "bridge", "domain", BRIDGE, "vlan"):
         found |= _vlan_keys(key)
@@ -482,11 +483,8 @@ def foreign_vlans(config: Any) -> set[int]:
 def foreign_vrfs(config: Any) -> set[str]:
     """The VRFs of an NVUE config that no SVI marked as ours is in (``default`` and ``mgmt`` among them)."""
     cfg = load(config)
-    interfaces = at(cfg, "", "interface")
-    used = set()
-    for name, iface in interfaces.items():
-        if _SVI.match(str(name)) and owner(at(iface, "interface %s" % name).get("description")) is not None:
-            used.add(str(at(iface, "interface %s" % name, "ip").get("vrf", "")))
+    used = {str(at(iface, "interface vlan%s" % vlan, "ip").get("vrf", ""))
+            for vlan, iface in _our_svis(at(cfg, "", "interface"))}
     return {str(v) for v in at(cfg, "", "vrf")} - used
 
 
@@ -496,7 +494,7 @@ def foreign_ports(config: Any) -> set[str]:
     tenant's."""
     cfg = load(config)
     interfaces = at(cfg, "", "interface")
-    ours = _our_svi_vlans(interfaces)
+    ours = {vlan for vlan, unused in _our_svis(interfaces)}
     out = set()
     for name, iface in interfaces.items():
         if _SVI.match(str(name)):
