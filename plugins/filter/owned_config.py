@@ -22,7 +22,7 @@ def owned_config(config: Any, platform: str) -> Any:
         raise AnsibleFilterError("owned_config: %s" % "; ".join(exc.problems)) from None
 
 
-def _foreign(name: str, read: Any, config: Any, platform: str) -> list:
+def _foreign(name: str, read: Any, config: Any, platform: str) -> Any:
     if platform not in names() or platform == "frr":
         raise AnsibleFilterError("%s: unknown platform %r; one of %s"
                                  % (name, platform, ", ".join(n for n in names() if n != "frr")))
@@ -40,6 +40,11 @@ def foreign_vrfs(config: Any, platform: str) -> list[str]:
     return _foreign("foreign_vrfs", registry.foreign_vrfs, config, platform)
 
 
+def vrf_users(config: Any, platform: str) -> dict[str, list[str]]:
+    return _foreign("vrf_users", registry.vrf_users, config, platform)
+
+
 class FilterModule:
     def filters(self) -> dict:
-        return {"owned_config": owned_config, "foreign_vlans": foreign_vlans, "foreign_vrfs": foreign_vrfs}
+        return {"owned_config": owned_config, "foreign_vlans": foreign_vlans, "foreign_vrfs": foreign_vrfs,
+                "vrf_users": vrf_users}

@@ -117,6 +117,13 @@ foreign_vrfs:
   type: list
   elements: str
   sample: [default, mgmt]
+vrf_users:
+  description:
+    - The interfaces of the applied config that are not ours (no SVI marked as ours), by the VRF each is in, for
+      O(gpucloud.baremetal.switch_tenants#module:vrf_users) (V(gathered)).
+  returned: state is gathered
+  type: dict
+  sample: {"mgmt": ["eth0"], "acme": ["vlan999"]}
 revision:
   description: The revision applied; null when nothing was applied (no change, or check mode).
   returned: state is applied
@@ -143,6 +150,7 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.registr
     foreign_vrfs,
     owned_native,
     shown,
+    vrf_users,
 )
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._runner import run_module
 
@@ -162,7 +170,8 @@ def run(module: AnsibleModule) -> dict:
     if p["state"] == "gathered":
         applied = api.applied()
         return {"changed": False, "config": owned_native("nvue", applied),
-                "foreign_vlans": foreign_vlans("nvue", applied), "foreign_vrfs": foreign_vrfs("nvue", applied)}
+                "foreign_vlans": foreign_vlans("nvue", applied), "foreign_vrfs": foreign_vrfs("nvue", applied),
+                "vrf_users": vrf_users("nvue", applied)}
     result = change(api, p["set"], p["unset"], module.check_mode, wait=p["apply_timeout"], save=p["save"])
     return {
         "changed": result["changed"],

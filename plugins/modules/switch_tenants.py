@@ -143,6 +143,17 @@ options:
       - Unset, not checked.
     type: list
     elements: str
+  vrf_users:
+    description:
+      - The interfaces of the switch that are not ours, by the VRF each is in (VRF name as the switch names it, e.g.
+        C(Vrf-acme) on SONiC, to the list of interface names), read as O(foreign_vrfs) is (filter
+        C(gpucloud.baremetal.vrf_users) or O(gpucloud.baremetal.nvue_config#module:state=gathered)). With a push
+        state, a change that would remove a VRF of ours that one of them is in (its tenant removed, its VRF renamed,
+        on EOS also the tenant taken down and made again with another VLAN) fails, naming the VRF, the tenant and
+        the interfaces, before anything is pushed - removing the VRF would move the operator's interface out of it
+        or break it. The other tenants' changes of that run are not made either.
+      - Unset, not checked.
+    type: dict
 attributes:
   check_mode:
     support: full
@@ -280,6 +291,7 @@ def argument_spec() -> dict:
         "max_removals": {"type": "int"},
         "foreign_vlans": {"type": "list", "elements": "int"},
         "foreign_vrfs": {"type": "list", "elements": "str"},
+        "vrf_users": {"type": "dict"},
     }
 
 

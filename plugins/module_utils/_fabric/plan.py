@@ -26,6 +26,7 @@ from .registry import (
     routing,
     tenant_vlans,
     tenant_vrf,
+    vrf_remade_by,
 )
 from .validate import validate
 
@@ -180,6 +181,7 @@ def run(params: dict) -> dict:
                if any(before[n].get(key) != after[n].get(key) for key in REBUILT_BY)]
     check_removals(switch["name"], result["changes"]["removed"], params.get("max_removals"), rebuilt)
     check_takeover(switch, result["after"], params.get("foreign_vlans"), opts, params.get("foreign_vrfs"))
+    check_vrf_users(switch, result["before"], result["after"], params.get("vrf_users"))
     return result
 
 
@@ -213,6 +215,45 @@ def check_takeover(switch: dict, after: list[dict], foreign: list[int] | None, o
 
 # The keys of a tenant that a switch cannot change in place: the delta removes the tenant's objects and adds them.
 REBUILT_BY = ("vlan", "vni", "vrf", "l3vni")
+_KEY_NAMES = {"vlan": "VLAN", "vni": "VNI", "l3vni": "L3 VNI"}
+
+
+def check_vrf_users(switch: dict, before: list[dict], after: list[dict],
+                    users: dict[str, list[str]] | None) -> None:
+    """``FabricError`` when the plan would remove a VRF of ours that an interface not ours is in (``users``: VRF ->
+    those interfaces, read from the switch's whole config; None: not checked): the tenant removed, its VRF renamed,
+    or (EOS) the tenant taken down and made again with its VRF (``vrf_remade_by``). Removing the VRF would move the
+    operator's interface out of it or break it; nothing is changed, the other tenants' changes neither."""
+    users = {str(vrf): [str(i) for i in (names if isinstance(names, list) else [names])]
+             for vrf, names in (users or {}).items() if names}
+    platform = switch["platform"]
+    now = {t["name"]: t for t in after}
+    problems = []
+    for old in before:
+        vrf = tenant_vrf(platform, old) if old["vrf"] else ""
+        if vrf not in users:
+            continue
+        new = now.get(old["name"])
+        remade = [key for key in vrf_remade_by(platform) if new is not None and new[key] != old[key]]
+        if new is None:
+            how = "removing the tenant would remove the VRF"
+        elif new["vrf"] != old["vrf"]:
+            how = "renaming its VRF to %s in the fleet would remove VRF %s" % (tenant_vrf(platform, new), vrf)
+        elif remade:
+            how = ("taking the tenant down and making it again (its %s changes) would remove the VRF before making it"
+                   " again" % " and ".join(_KEY_NAMES.get(key, key) for key in remade))
+        else:
+            continue
+        names = users[vrf]
+        one = len(names) == 1
+        what = "interface%s %s" % ("" if one else "s", ", ".join(names))
+        problems.append("%s: tenant %s: its VRF %s is in use by %s, not ours (no gpucloud: marker); %s, moving %s out"
+                        " of it or breaking %s. Move or remove %s from VRF %s by hand, then run again; nothing was"
+                        " changed" % (switch["name"], old["name"], vrf, what, how,
+                                      "that interface" if one else "those interfaces", "it" if one else "them", what,
+                                      vrf))
+    if problems:
+        raise FabricError(problems)
 
 
 def check_removals(switch: str, removed: list[str], most: int | None, rebuilt: list[str] | None = None) -> None:

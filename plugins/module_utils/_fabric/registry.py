@@ -101,6 +101,21 @@ def foreign_vrfs(platform: str, config: Any) -> list[str]:
     return sorted(module.foreign_vrfs(config)) if hasattr(module, "foreign_vrfs") else []
 
 
+def vrf_users(platform: str, config: Any) -> dict[str, list[str]]:
+    """The interfaces of a switch's whole config that are not ours, by the VRF each is in (as the switch names it),
+    VRFs sorted; {} for FRR (the switch's own config binds an interface to a VRF, not its FRR part)."""
+    module = renderer(platform)
+    return dict(sorted(module.vrf_users(config).items())) if hasattr(module, "vrf_users") else {}
+
+
+def vrf_remade_by(platform: str) -> tuple[str, ...]:
+    """The keys of a tenant whose change removes its VRF from a switch of ``platform``: its VRF's name, and on EOS
+    its VLAN too (``delta`` removes the tenant, ``no vrf instance`` among its lines, and makes it again). NVUE unsets
+    and sets a tenant made again in one revision, which keeps its VRF; SONiC deletes a VRF entry only by its name."""
+    module = renderer(platform)
+    return module.VRF_REMADE_BY if hasattr(module, "VRF_REMADE_BY") else ("vrf",)
+
+
 def tenant_vrf(platform: str, tenant: dict) -> str:
     """A tenant's VRF as a switch of ``platform`` names it (SONiC: ``Vrf-<vrf>``)."""
     module = renderer(platform)

@@ -287,6 +287,11 @@ def _removal(switch: dict, t: dict, underlay: dict, opts: dict) -> list[Item]:
     return without_stand_ins(found, missing)
 
 
+# The keys of a tenant that ``delta`` cannot change in place: it removes the tenant's lines (``no vrf instance``
+# among them) and adds them again, so the tenant's VRF is removed and made again with it.
+VRF_REMADE_BY = ("vlan", "vrf")
+
+
 def _shared(item: Item) -> bool:
     return item[-1] == PORT_TRUNK.setval
 
@@ -300,7 +305,7 @@ def delta(switch: dict, before: list[dict], after: list[dict], underlay: dict, o
     removals: list[Item] = []
     adds: list[Item] = []
     for old, new in pairs(before, after):
-        if new is None or (old and (old["vlan"], old["vrf"]) != (new["vlan"], new["vrf"])):
+        if new is None or (old and any(old[key] != new[key] for key in VRF_REMADE_BY)):
             removals.extend(_removal(switch, old, underlay, opts))
             if new is not None:
                 adds.extend(tenant_items(switch, new, underlay, opts))
@@ -374,6 +379,30 @@ def foreign_vrfs(config: Any) -> set[str]:
         elif entry is None and VRF_INSTANCE.get(line):
             vrfs.add(VRF_INSTANCE.get(line)["vrf"])
     return vrfs - {vrf for vlan, names in svi_vrfs.items() if vlan in ours for vrf in names}
+
+
+def vrf_users(config: Any) -> dict[str, list[str]]:
+    """``{VRF: interfaces}``: the interfaces of an EOS running-config that are not ours (an SVI of a VLAN without
+    our name, a routed port, a loopback, the management port) by the VRF each is in (``vrf V``): removing a VRF of
+    ours that one of them is in would move the operator's interface out of it, or break it."""
+    ours: set[int] = set()
+    svis: list[tuple[int, str, str]] = []  # (VLAN, interface, VRF): whose VLAN is ours is known at the end
+    out: dict[str, list[str]] = {}
+    for line, children in blocks(text_of(config, "EOS")):
+        entry, values = first(line, READ)
+        if entry is VLAN and any(owner((VLAN_NAME.get(c) or {}).get("marker", "")) for c, unused in children):
+            ours.update(number_list(values["vlans"]))
+        elif entry in (SVI, PORT):
+            name = line.split(None, 1)[1]
+            for vrf in [SVI_VRF.get(c)["vrf"] for c, unused in children if SVI_VRF.get(c)]:
+                if entry is SVI:
+                    svis.append((int(values["vlan"]), name, vrf))
+                else:
+                    out.setdefault(vrf, []).append(name)
+    for vlan, name, vrf in svis:
+        if vlan not in ours:
+            out.setdefault(vrf, []).append(name)
+    return {vrf: sorted(names, key=port_key) for vrf, names in out.items()}
 
 
 def _trunk_vlans(tenants: list[dict]) -> dict[str, set[int]]:

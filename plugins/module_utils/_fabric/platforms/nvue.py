@@ -32,7 +32,7 @@ from urllib.parse import quote, unquote
 from ansible.module_utils.common.yaml import yaml_load
 
 from ..errors import FabricError, NativeConfigError
-from ..model import PortGroup, check_distinct, group_ids, pairs, port_groups
+from ..model import PortGroup, check_distinct, group_ids, pairs, port_groups, port_key
 from ..ownership import Found, at, marker, number, owner, split_partial, stand_in, without_stand_ins
 
 try:
@@ -486,6 +486,22 @@ def foreign_vrfs(config: Any) -> set[str]:
     used = {str(at(iface, "interface vlan%s" % vlan, "ip").get("vrf", ""))
             for vlan, iface in _our_svis(at(cfg, "", "interface"))}
     return {str(v) for v in at(cfg, "", "vrf")} - used
+
+
+def vrf_users(config: Any) -> dict[str, list[str]]:
+    """``{VRF: interfaces}``: the interfaces of an NVUE config that are not ours (an SVI not marked as ours, a routed
+    port, a bond) by the VRF each is in (``interface X ip vrf V``): removing a VRF of ours that one of them is in
+    would leave the operator's interface in a VRF that is gone."""
+    cfg = load(config)
+    out: dict[str, list[str]] = {}
+    for name, iface in at(cfg, "", "interface").items():
+        where = "interface %s" % name
+        if _SVI.match(str(name)) and owner(at(iface, where).get("description")) is not None:
+            continue
+        vrf = at(iface, where, "ip").get("vrf")
+        if vrf:
+            out.setdefault(str(vrf), []).append(str(name))
+    return {vrf: sorted(names, key=port_key) for vrf, names in out.items()}
 
 
 def foreign_ports(config: Any) -> set[str]:

@@ -31,7 +31,7 @@ from typing import Any
 
 from ..catalog import PLATFORMS
 from ..errors import FabricError, NativeConfigError
-from ..model import check_distinct, group_ids, pairs
+from ..model import check_distinct, group_ids, pairs, port_key
 from ..ownership import Found, at, is_partial, marker, number, owner, split_partial, stand_in
 
 VTEP = "vtep"
@@ -259,15 +259,43 @@ def foreign_vlans(config: Any) -> set[int]:
     return out
 
 
+def _our_vlans(db: dict) -> set[str]:
+    """The VLANs of a config_db marked as ours (``VLAN|VlanN`` with a ``gpucloud:`` description), L3 VNI VLANs too."""
+    return {str(name) for name, fields in at(db, "", "VLAN").items()
+            if owner(at(fields, "VLAN|%s" % name).get("description")) is not None}
+
+
 def foreign_vrfs(config: Any) -> set[str]:
     """The VRFs of a config_db (``VRF|Vrf-...``) that no VLAN of ours is bound to (``VLAN_INTERFACE|VlanN
     vrf_name``, the tenant's VLAN or its L3 VNI VLAN)."""
     db = load(config)
-    ours = {str(name) for name, fields in at(db, "", "VLAN").items()
-            if owner(at(fields, "VLAN|%s" % name).get("description")) is not None}
+    ours = _our_vlans(db)
     used = {str(at(fields, "VLAN_INTERFACE|%s" % key).get("vrf_name", "")) for key, fields
             in at(db, "", "VLAN_INTERFACE").items() if "|" not in str(key) and str(key) in ours}
     return {str(v) for v in at(db, "", "VRF")} - used
+
+
+# The config_db tables whose interfaces are bound to a VRF (``vrf_name`` on the entry whose key is the interface).
+INTERFACE_TABLES = ("VLAN_INTERFACE", "INTERFACE", "PORTCHANNEL_INTERFACE", "LOOPBACK_INTERFACE", "VLAN_SUB_INTERFACE")
+
+
+def vrf_users(config: Any) -> dict[str, list[str]]:
+    """``{VRF: interfaces}``: the interfaces of a config_db that are not ours (a ``VLAN_INTERFACE`` of a VLAN not
+    marked as ours, a routed port, port channel, loopback or subinterface) by the VRF each is bound to
+    (``vrf_name``, as the switch names it): removing a VRF of ours that one of them is bound to would leave the
+    operator's interface bound to a VRF that is gone."""
+    db = load(config)
+    ours = _our_vlans(db)
+    out: dict[str, list[str]] = {}
+    for table in INTERFACE_TABLES:
+        for key, fields in at(db, "", table).items():
+            name = str(key)
+            if "|" in name or (table == "VLAN_INTERFACE" and name in ours):
+                continue
+            vrf = at(fields, "%s|%s" % (table, name)).get("vrf_name")
+            if vrf:
+                out.setdefault(str(vrf), []).append(name)
+    return {vrf: sorted(names, key=port_key) for vrf, names in out.items()}
 
 
 def tenant_vrf(t: dict) -> str:

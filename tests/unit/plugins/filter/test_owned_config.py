@@ -43,7 +43,7 @@ def gathered(platform: str) -> str:
 
 
 def test_the_filter_is_there() -> None:
-    assert set(FILTERS) == {"owned_config", "foreign_vlans", "foreign_vrfs"}
+    assert set(FILTERS) == {"owned_config", "foreign_vlans", "foreign_vrfs", "vrf_users"}
 
 
 @pytest.mark.parametrize("platform", ["eos", "sonic"])
@@ -130,3 +130,29 @@ def test_the_vrfs_no_tenant_of_ours_is_in_are_read_from_the_whole_config_of_each
         assert VRFS(gathered(platform), platform) == []
     with pytest.raises(AnsibleFilterError, match=r"^foreign_vrfs: unknown platform 'frr'; one of nvue, sonic, eos$"):
         VRFS("", "frr")
+
+
+USERS = FILTERS["vrf_users"]
+
+
+def test_the_interfaces_not_ours_are_read_by_vrf_from_the_whole_config_of_each_platform() -> None:
+    """The operator's SVI on VLAN 999 in a tenant's VRF (and, on EOS, their management port): named by VRF, as the
+    switch names both; our SVIs never are. FRR binds no interface to a VRF (the switch's own config does)."""
+    tenant = desired(leaves()["eos"])[0]
+    hand = "vlan 999\n!\ninterface Vlan999\n   vrf %s\n!\ninterface Management1\n   vrf MGMT\n!\n" % tenant["vrf"]
+    eos = gathered("eos") + hand
+    assert USERS(eos, "eos") == {"MGMT": ["Management1"], tenant["vrf"]: ["Vlan999"]}
+    sonic = json.loads(gathered("sonic"))
+    vrf = "Vrf-" + desired(leaves()["sonic"])[0]["vrf"]
+    sonic["VLAN"]["Vlan999"] = {"vlanid": "999"}
+    sonic["VLAN_INTERFACE"]["Vlan999"] = {"vrf_name": vrf}
+    assert USERS(json.dumps(sonic), "sonic") == {vrf: ["Vlan999"]}
+    nvue = native(leaves()["nvue"], desired(leaves()["nvue"]))
+    assert USERS(nvue, "nvue") == {}
+    for platform in ("eos", "sonic"):
+        assert USERS(gathered(platform), platform) == {}
+    assert registry.vrf_users("frr", "vrf acme\n vni 50101\nexit-vrf\n") == {}
+    with pytest.raises(AnsibleFilterError, match=r"^vrf_users: unknown platform 'frr'; one of nvue, sonic, eos$"):
+        USERS("", "frr")
+    with pytest.raises(AnsibleFilterError, match=r"^vrf_users: running_config: not config_db JSON"):
+        USERS("{not json", "sonic")

@@ -71,6 +71,7 @@ def test_what_it_returns_of_the_switch_is_ours_and_what_it_changes(capsys):
         assert rc == 0 and out["config"] == OURS
         assert out["foreign_vlans"] == []  # 101 is ours (its SVI is marked); the switch has no other
         assert out["foreign_vrfs"] == ["default"]  # the switch's own; acme has our SVI in it
+        assert out["vrf_users"] == {}  # vlan101 is ours
         rc, out, printed = run_main(capsys, sim, set={"interface": {"vlan101": {"description": "gpucloud:acme2"}}},
                                     unset=["interface/swp1/bridge/domain/br_default"], _ansible_diff=True)
         assert rc == 0 and out["changed"] and out["diff"]["before"] == OURS
@@ -106,3 +107,15 @@ def test_gathered_names_the_bridge_vlans_that_are_not_ours(capsys):
     assert rc == 0 and out["foreign_vlans"] == [10, 20, 21, 22], out
     assert out["foreign_vrfs"] == []  # acme has our SVI in it
     assert "10" not in out["config"]["bridge"]["domain"]["br_default"]["vlan"]
+
+
+def test_gathered_names_the_interfaces_not_ours_by_the_vrf_each_is_in(capsys):
+    """The operator's SVI vlan999 in our VRF acme, and their management port in mgmt: names only, for switch_tenants'
+    vrf_users (removing acme would leave vlan999 in a VRF that is gone); none of it is in the config returned."""
+    applied = copy.deepcopy(OURS)
+    applied["interface"]["vlan999"] = {"type": "svi", "vlan": 999, "ip": {"vrf": "acme"}}
+    applied["interface"]["eth0"] = {"type": "eth", "ip": {"vrf": "mgmt"}}
+    with NvueSimulation(version="5.12", password=PASSWORD, applied=applied) as sim:
+        rc, out = run_main(capsys, sim, state="gathered")[:2]
+    assert rc == 0 and out["vrf_users"] == {"acme": ["vlan999"], "mgmt": ["eth0"]}, out
+    assert set(out["config"]["interface"]) == {"vlan101", "swp1"}

@@ -90,3 +90,25 @@ def test_a_plan_that_removes_more_tenants_than_max_removals_is_refused(capsys):
     assert rc == 0 and out["changes"]["removed"] == everyone
     rc, out = run_main(capsys, max_removals=1, **{**args, "state": "overridden"})
     assert rc == 0 and out["changes"]["removed"] == ["stale"]
+
+
+def test_removing_a_vrf_an_interface_not_ours_is_in_is_refused_with_no_command(capsys):
+    """The operator's VLAN_INTERFACE|Vlan999 in a tenant's VRF (vrf_users, as the role reads it with the filter
+    gpucloud.baremetal.vrf_users): deleting that tenant fails naming the VRF, the tenant and the interface, and no
+    command comes back; in a VRF of the operator's, the tenant is removed."""
+    tenant = LEAF["tenants"][0]
+    vrf = registry.tenant_vrf("sonic", tenant)
+    db = json.loads(native(LEAF, LEAF["tenants"]))
+    db["VLAN"]["Vlan999"] = {"vlanid": "999"}
+    db["VLAN_INTERFACE"]["Vlan999"] = {"vrf_name": vrf}
+    args = {"switch": LEAF, "underlay": underlay(), "state": "deleted", "running_config": db,
+            "tenants": [tenant["name"]], "vrf_users": registry.vrf_users("sonic", db)}
+    rc, out = run_main(capsys, **args)
+    assert rc == 1 and "commands" not in out
+    assert out["problems"] == [
+        "%s: tenant %s: its VRF %s is in use by interface Vlan999, not ours (no gpucloud: marker); removing the tenant"
+        " would remove the VRF, moving that interface out of it or breaking it. Move or remove interface Vlan999 from"
+        " VRF %s by hand, then run again; nothing was changed" % (LEAF["name"], tenant["name"], vrf, vrf)]
+    db["VLAN_INTERFACE"]["Vlan999"] = {"vrf_name": "Vrf-ops"}
+    rc, out = run_main(capsys, **dict(args, running_config=db, vrf_users=registry.vrf_users("sonic", db)))
+    assert rc == 0 and out["changes"]["removed"] == [tenant["name"]] and "VRF|%s" % vrf in out["commands"]["delete"]

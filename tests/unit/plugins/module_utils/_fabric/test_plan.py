@@ -5,8 +5,10 @@
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
+import yaml
 
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric import plan, registry
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._fabric.errors import FabricError, NativeConfigError
@@ -235,3 +237,110 @@ def test_a_tenant_in_a_vrf_of_the_operators_is_refused_before_anything_is_pushed
     whole = native(sw, sw["tenants"])
     assert registry.foreign_vrfs(platform, whole) == []
     assert plan.run(params(sw, "merged", whole, foreign_vrfs=["mgmt"]))["changed"] is False
+
+
+HAND_SVI = {"eos": "Vlan999", "sonic": "Vlan999", "nvue": "vlan999"}
+
+
+def with_hand_svi(platform: str, running: str, vrf: str) -> object:
+    """``running`` (a native config as rendered) with the operator's SVI on VLAN 999 (a VLAN of theirs, no marker) in
+    ``vrf`` (as the switch names it), made by hand: the VRF too where no tenant of ours has it."""
+    if platform == "eos":
+        instance = "" if "vrf instance %s\n" % vrf in running else "vrf instance %s\n!\n" % vrf
+        svi = "vlan 999\n   name OPS\n!\ninterface Vlan999\n   vrf %s\n   ip address 10.99.0.1/24\n!\n" % vrf
+        return running + instance + svi
+    if platform == "sonic":
+        db = json.loads(running)
+        db["VLAN"]["Vlan999"] = {"vlanid": "999", "description": "ops"}
+        db["VLAN_INTERFACE"].update({"Vlan999": {"vrf_name": vrf}, "Vlan999|10.99.0.1/24": {}})
+        db["VRF"].setdefault(vrf, {})
+        return json.dumps(db)
+    tree = yaml.safe_load(running)[0]["set"]
+    tree["interface"]["vlan999"] = {"type": "svi", "vlan": 999, "ip": {"vrf": vrf, "address": {"10.99.0.1/24": {}}}}
+    tree["bridge"]["domain"]["br_default"]["vlan"]["999"] = {}
+    tree["vrf"].setdefault(vrf, {})
+    return [{"set": tree}]
+
+
+def in_use(sw: dict, tenant: dict, vrf: str, svi: str, how: str) -> str:
+    return ("%s: tenant %s: its VRF %s is in use by interface %s, not ours (no gpucloud: marker); %s, moving that"
+            " interface out of it or breaking it. Move or remove interface %s from VRF %s by hand, then run again;"
+            " nothing was changed" % (sw["name"], tenant["name"], vrf, svi, how, svi, vrf))
+
+
+@pytest.mark.parametrize("platform", ["eos", "sonic", "nvue"])
+def test_a_vrf_of_ours_that_an_interface_not_ours_is_in_is_never_removed(platform):
+    """The operator's SVI (EOS ``interface Vlan999`` / ``vrf acme``, NVUE ``interface vlan999 ip vrf``, SONiC
+    ``VLAN_INTERFACE|Vlan999 vrf_name``) in a tenant's VRF: removing the tenant removed the VRF (``no vrf instance``,
+    ``unset vrf``, ``VRF|Vrf-...`` deleted) under it. The plan fails naming the VRF, the tenant and the interface, and
+    nothing is changed: not the other tenants' removals of the run either."""
+    sw = copy.deepcopy(LEAVES[platform])
+    tenant = sw["tenants"][0]
+    vrf, svi = registry.tenant_vrf(platform, tenant), HAND_SVI[platform]
+    running = with_hand_svi(platform, native(sw, [*sw["tenants"], STALE]), vrf)
+    users = registry.vrf_users(platform, running)
+    assert users == {vrf: [svi]}
+    problem = in_use(sw, tenant, vrf, svi, "removing the tenant would remove the VRF")
+    with pytest.raises(FabricError) as err:
+        plan.run(params(sw, "deleted", running, tenants=[tenant["name"]], vrf_users=users))
+    assert err.value.problems == [problem]
+    # Gone from the fleet with STALE (no conflict), state overridden: the whole plan fails, STALE stays too.
+    with pytest.raises(FabricError) as err:
+        plan.run(params(dict(sw, tenants=sw["tenants"][1:]), "overridden", running, vrf_users=users))
+    assert err.value.problems == [problem]
+    # Alone, STALE goes; the tenant's own changes in place go on; unchecked without the map (a render-only switch).
+    assert plan.run(params(sw, "deleted", running, tenants=["stale"], vrf_users=users))["changes"]["removed"] == [
+        "stale"]
+    assert plan.run(params(sw, "merged", running, vrf_users=users))["changed"] is False
+    assert plan.run(params(sw, "deleted", running, tenants=[tenant["name"]]))["changes"]["removed"] == [tenant["name"]]
+
+
+@pytest.mark.parametrize("platform", ["eos", "sonic", "nvue"])
+def test_a_vrf_of_ours_that_an_interface_not_ours_is_in_is_not_renamed(platform):
+    sw = copy.deepcopy(LEAVES[platform])
+    tenant = sw["tenants"][0]
+    vrf, svi = registry.tenant_vrf(platform, tenant), HAND_SVI[platform]
+    running = with_hand_svi(platform, native(sw, sw["tenants"]), vrf)
+    renamed = copy.deepcopy(sw)
+    renamed["tenants"][0]["vrf"] = "renamed"
+    new = registry.tenant_vrf(platform, renamed["tenants"][0])
+    with pytest.raises(FabricError) as err:
+        plan.run(params(renamed, "replaced", running, vrf_users=registry.vrf_users(platform, running)))
+    assert err.value.problems == [
+        in_use(sw, tenant, vrf, svi, "renaming its VRF to %s in the fleet would remove VRF %s" % (new, vrf))]
+
+
+@pytest.mark.parametrize("platform", ["eos", "sonic", "nvue"])
+def test_a_tenant_made_again_with_another_vlan_is_refused_where_its_vrf_goes_with_it(platform):
+    """EOS takes a tenant whose VLAN changes down (``no vrf instance`` among its lines) and makes it again; NVUE unsets
+    and sets it in one revision and SONiC deletes a VRF entry only by its name: the VRF stays there."""
+    sw = copy.deepcopy(LEAVES[platform])
+    tenant = sw["tenants"][0]
+    vrf, svi = registry.tenant_vrf(platform, tenant), HAND_SVI[platform]
+    running = with_hand_svi(platform, native(sw, sw["tenants"]), vrf)
+    moved = copy.deepcopy(sw)
+    moved["tenants"][0]["vlan"] += 1000
+    args = params(moved, "replaced", running, vrf_users=registry.vrf_users(platform, running))
+    if platform != "eos":
+        assert plan.run(args)["changes"]["modified"] == [tenant["name"]]
+        return
+    with pytest.raises(FabricError) as err:
+        plan.run(args)
+    assert err.value.problems == [in_use(sw, tenant, vrf, svi, "taking the tenant down and making it again (its VLAN"
+                                         " changes) would remove the VRF before making it again")]
+
+
+@pytest.mark.parametrize("platform", ["eos", "sonic", "nvue"])
+def test_a_tenants_removal_goes_on_when_no_interface_not_ours_is_in_its_vrf(platform):
+    """The operator's SVI in a VRF of theirs, or only our SVIs: the tenant and its VRF are removed as before, and the
+    operator's VRF is not touched."""
+    sw = copy.deepcopy(LEAVES[platform])
+    tenant = sw["tenants"][0]
+    ops = ("Vrf-" if platform == "sonic" else "") + "OPS"
+    for running, users in ((with_hand_svi(platform, native(sw, sw["tenants"]), ops), {ops: [HAND_SVI[platform]]}),
+                           (native(sw, sw["tenants"]), {})):
+        assert registry.vrf_users(platform, running) == users
+        result = plan.run(params(sw, "deleted", running, tenants=[tenant["name"]], vrf_users=users))
+        assert result["changes"]["removed"] == [tenant["name"]]
+        assert registry.tenant_vrf(platform, tenant) in json.dumps(result["commands"])
+        assert "OPS" not in json.dumps(result["commands"]) and "999" not in json.dumps(result["commands"])

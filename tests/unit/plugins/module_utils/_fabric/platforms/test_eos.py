@@ -457,3 +457,22 @@ def test_a_secondary_virtual_address_of_the_operators_is_not_read_as_the_gateway
     assert [t["gateway"] for t in eos.parse(running)] == [tenant["gateway"]]
     assert "192.0.2.1/24" not in eos.owned(running)
     assert eos.commands(switch, eos.parse(running), [tenant], underlay(), OPTS, running)["commands"] == []
+
+
+def test_the_interfaces_not_ours_are_read_by_the_vrf_each_is_in():
+    """An SVI of a VLAN of the operator's, a routed port, a loopback and the management port, each in a VRF (ours or
+    not); an SVI of ours is not named, whatever its VRF."""
+    switch = dict(switches()["leaf-r1a"], platform="eos")
+    tenant = desired(switch)[0]
+    text = "\n".join(eos.delta(switch, [], [tenant], underlay(), OPTS)["commands"]) + "\n"
+    running = text + (
+        "vlan 998-999\n   name OPS\n!\ninterface Vlan999\n   vrf %(vrf)s\n   ip address 10.99.0.1/24\n!\n"
+        "interface Vlan998\n   vrf forwarding OPS\n!\ninterface Ethernet10\n   no switchport\n   vrf %(vrf)s\n!\n"
+        "interface Ethernet9\n   no switchport\n   vrf %(vrf)s\n!\ninterface Loopback5\n   vrf OPS\n!\n"
+        "interface Management1\n   vrf MGMT\n!\ninterface Ethernet11\n   switchport access vlan 999\n!\n"
+        % {"vrf": tenant["vrf"]})
+    assert eos.vrf_users(running) == {tenant["vrf"]: ["Ethernet9", "Ethernet10", "Vlan999"],
+                                      "OPS": ["Loopback5", "Vlan998"], "MGMT": ["Management1"]}
+    assert registry.vrf_users("eos", running) == {"MGMT": ["Management1"], "OPS": ["Loopback5", "Vlan998"],
+                                                  tenant["vrf"]: ["Ethernet9", "Ethernet10", "Vlan999"]}
+    assert eos.vrf_users(text) == {} and eos.vrf_users("") == {}

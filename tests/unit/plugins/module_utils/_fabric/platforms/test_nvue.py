@@ -433,3 +433,18 @@ def test_a_hand_vlan_range_or_access_vlan_is_foreign_too():
     tree["interface"]["swp5"]["bridge"]["domain"]["br_default"]["vlan"]["20-29"] = {}
     tree["interface"]["swp7"] = {"type": "swp", "bridge": {"domain": {"br_default": {"access": 30}}}}
     assert nvue.foreign_ports([{"set": tree}]) == {"swp5", "swp7"}
+
+
+def test_the_interfaces_not_ours_are_read_by_the_vrf_each_is_in():
+    """NVIDIA's leaf (SVIs vlan10, vlan20 in RED, vlan30 in BLUE) with vlan20 marked as ours, and a routed port and a
+    bond of the operator's: the SVIs not ours and those are named, by VRF, in every form of the config."""
+    tree = nvue.load(NVUE_YAML)
+    tree["interface"]["vlan20"]["description"] = "gpucloud:t20"
+    tree["interface"]["swp9"] = {"type": "swp", "ip": {"vrf": "RED", "address": {"10.9.0.1/31": {}}}}
+    tree["interface"]["bond9"] = {"type": "bond", "ip": {"vrf": "mgmt"}}
+    want = {"RED": ["swp9", "vlan10"], "BLUE": ["vlan30"], "mgmt": ["bond9"]}
+    assert nvue.vrf_users(tree) == want
+    assert nvue.vrf_users([{"set": tree}]) == want
+    assert nvue.vrf_users(NVUE_NV) == {"RED": ["vlan10", "vlan20"], "BLUE": ["vlan30"]}  # none of them ours
+    sw = leaves()["nvue"]
+    assert nvue.vrf_users(native(sw, sw["tenants"])) == {} and nvue.vrf_users(None) == {}

@@ -221,3 +221,22 @@ def test_a_running_config_that_is_not_config_db_is_named():
             read(junk)
         assert err.value.problems == [
             "VXLAN_TUNNEL_MAP|vtep|map_5_Vlan5 vlan: ['Vlan5'] is not a VLAN name (config_db holds e.g. Vlan101)"]
+
+
+def test_the_interfaces_not_ours_are_read_by_the_vrf_each_is_bound_to():
+    """The VLAN interfaces of VLANs marked as ours (a tenant's, its L3 VNI VLAN's) are not named; the operator's VLAN
+    interface, routed port, port channel, loopback and subinterface are, by their ``vrf_name`` (a prefix is no
+    interface)."""
+    db = _mark_sonic(SONIC_DB)
+    assert sonic.vrf_users(db) == {}
+    assert sonic.vrf_users(SONIC_DB) == {"Vrf-red": ["Vlan5", "Vlan6"]}  # none of them ours
+    db["VLAN"]["Vlan999"] = {"vlanid": "999"}
+    db["VLAN_INTERFACE"].update({"Vlan999": {"vrf_name": "Vrf-red"}, "Vlan999|10.99.0.1/24": {}})
+    db["INTERFACE"] = {"Ethernet8": {"vrf_name": "Vrf-red"}, "Ethernet8|10.8.0.1/31": {}, "Ethernet12": {}}
+    db["PORTCHANNEL_INTERFACE"] = {"PortChannel1": {"vrf_name": "Vrf-ops"}}
+    db["LOOPBACK_INTERFACE"] = {"Loopback5": {"vrf_name": "Vrf-ops"}}
+    db["VLAN_SUB_INTERFACE"] = {"Ethernet16.10": {"vrf_name": "Vrf-red", "admin_status": "up"}}
+    want = {"Vrf-ops": ["Loopback5", "PortChannel1"], "Vrf-red": ["Ethernet8", "Ethernet16.10", "Vlan999"]}
+    assert sonic.vrf_users(db) == want
+    assert registry.vrf_users("sonic", json.dumps(db)) == want
+    assert sonic.vrf_users("") == {}
