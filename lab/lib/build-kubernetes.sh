@@ -14,7 +14,7 @@ dest=$1
 work=${GPUCLOUD_LAB_BUILD_DIR:-$dest/build}
 mirror=${GPUCLOUD_LAB_MIRROR:-http://deb.debian.org/debian}
 suite=${GPUCLOUD_LAB_SUITE:-bookworm}
-components=(kube-apiserver kube-controller-manager kubeadm kubectl)
+components=(kube-apiserver kube-controller-manager kube-scheduler kubeadm kubectl kubelet)
 
 fetch_source() {
     mkdir -p "$work/apt/lists/partial" "$work/apt/archives/partial" "$work/src"

@@ -273,7 +273,8 @@ def leftovers() -> list[str]:
     found = [f"netns {n}" for n in _lines(["ip", "netns", "list"]) if n.startswith("gcl-")]
     found += [f"mount {m}" for m in _lines(["cat", "/proc/mounts"]) if "gpucloud-lab" in m or " gcl-" in m]
     found += [f"link {li}" for li in _lines(["ip", "-o", "link", "show"]) if ": gcl" in li]
-    for root in (Path("/sys/fs/cgroup/systemd"), Path("/sys/fs/cgroup/unified")):
+    hierarchies = ("systemd", "unified", *config.CGROUP_CONTROLLERS)  # lab hosts have cgroups in the controllers'
+    for root in (Path("/sys/fs/cgroup") / name for name in hierarchies):
         if (root / "gpucloud-lab").exists():
             found.append(f"cgroup {root / 'gpucloud-lab'}")
     found += [f"process {pid} {cmd}" for pid, cmd in _lab_processes()]

@@ -120,6 +120,17 @@ def cmd_boot_target(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reimage(args: argparse.Namespace) -> int:
+    host = next((h for h in config.HOSTS if h.name == args.host), None)
+    if host is None:
+        print(f"gpucloud-lab reimage: {args.host!r} is not a lab host ({', '.join(h.name for h in config.HOSTS)})")
+        return 2
+    with lab_lock():
+        hosts.reimage(host)
+    print(f"{host.name}: booted from the base image (a fresh OS install: no kubeadm, no kubelet, new host keys)")
+    return 0
+
+
 FAULT_KEYS = {"xid": "an Xid in the kernel log (repeatable: xid=79 xid=48)", "missing": "GPUs gone from the host",
               "nccl_busbw": "NCCL all-reduce bus bandwidth, GB/s", "h2d": "host->device copy GB/s of GPU 0",
               "d2h": "device->host copy GB/s of GPU 0", "d2d": "GPU 0 -> others copy GB/s",
@@ -170,6 +181,9 @@ def parser() -> argparse.ArgumentParser:
     boot = sub.add_parser("boot-target", help="power the QEMU network-boot target on or off")
     boot.add_argument("power", choices=("on", "off"))
     boot.set_defaults(func=cmd_boot_target)
+    reimage = sub.add_parser("reimage", help="boot a lab host again from the base image (a fresh OS install)")
+    reimage.add_argument("host")
+    reimage.set_defaults(func=cmd_reimage)
     fault = sub.add_parser("fault", help="inject GPU faults on a lab GPU host (simulated GPUs, tools), or clear them")
     fault.add_argument("node")
     fault.add_argument("faults", nargs="+", help="clear, xid=N, missing=N, nccl_busbw=GBPS, h2d=, d2h=, d2d=, "

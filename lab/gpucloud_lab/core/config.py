@@ -38,6 +38,9 @@ RUN_DIR = Path(os.environ.get("GPUCLOUD_LAB_RUN", "/run/gpucloud-lab"))
 LOG_DIR = STATE_DIR / "log"
 CGROUP_ROOTS = (Path("/sys/fs/cgroup/systemd"), Path("/sys/fs/cgroup/unified"))
 CGROUP_NAME = "gpucloud-lab"
+# The cgroup v1 controllers a lab host gets a cgroup of its own in (a kubelet and runc on it manage them).
+CGROUP_CONTROLLERS = ("cpu", "cpuacct", "cpuset", "memory", "devices", "freezer", "blkio", "pids", "net_cls",
+                      "perf_event", "hugetlb")
 
 SUITE = os.environ.get("GPUCLOUD_LAB_SUITE", "bookworm")
 KUBERNETES_VERSION = "1.20.2"       # Debian bookworm source package 1.20.5+really1.20.2

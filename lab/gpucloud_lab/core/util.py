@@ -40,7 +40,33 @@ def write_file(path: Path, content: str, mode: int = 0o644) -> None:
 
 
 def cgroup_dirs(unit: str) -> list[Path]:
-    return [root / config.CGROUP_NAME / unit for root in config.CGROUP_ROOTS if root.is_dir()]
+    """The unit's cgroups: in the systemd and unified hierarchies always, in the controller hierarchies where it
+    has one (a lab host: start_daemon(..., controllers=True))."""
+    mine = [root / config.CGROUP_NAME / unit for root in config.CGROUP_ROOTS if root.is_dir()]
+    return mine + [d for d in (root / config.CGROUP_NAME / unit for root in controller_roots()) if d.is_dir()]
+
+
+def controller_roots() -> list[Path]:
+    """The machine's cgroup v1 controller hierarchies (cpu, memory, ...), each once (``cpu,cpuacct`` may be one
+    hierarchy under two names)."""
+    roots: dict[Path, Path] = {}
+    for name in config.CGROUP_CONTROLLERS:
+        path = Path("/sys/fs/cgroup") / name
+        if path.is_dir() and (path / "cgroup.procs").exists():
+            roots.setdefault(path.resolve(), path)
+    return list(roots.values())
+
+
+def _make_controller_cgroups(unit: str) -> None:
+    """The unit's own cgroup in every controller hierarchy, a cpuset one with the machine's CPUs and memory nodes
+    (a new cpuset cgroup has none, and no process can join it before they are set)."""
+    for root in controller_roots():
+        for directory in (root / config.CGROUP_NAME, root / config.CGROUP_NAME / unit):
+            directory.mkdir(exist_ok=True)
+            if (directory / "cpuset.cpus").exists():
+                for key in ("cpuset.cpus", "cpuset.mems"):
+                    if not (directory / key).read_text().strip():
+                        (directory / key).write_text((directory.parent / key).read_text())
 
 
 def _cgroup_tree(directory: Path) -> list[Path]:
@@ -65,10 +91,14 @@ def _join_cgroups(unit: str) -> None:
         (directory / "cgroup.procs").write_text(str(os.getpid()))
 
 
-def start_daemon(unit: str, cmd: Sequence[str], env: dict[str, str] | None = None) -> int:
-    """Start a long-running lab process in its own cgroup (v1 systemd + unified), logging to LOG_DIR."""
+def start_daemon(unit: str, cmd: Sequence[str], env: dict[str, str] | None = None, controllers: bool = False) -> int:
+    """Start a long-running lab process in its own cgroup (v1 systemd + unified), logging to LOG_DIR. With
+    ``controllers``, in a cgroup of its own in every controller hierarchy too: a lab host, whose cgroup namespace
+    then shows that cgroup as its root, as a server's kernel shows it the whole tree (infra/hosts.py)."""
     for directory in cgroup_dirs(unit):
         directory.mkdir(parents=True, exist_ok=True)
+    if controllers:
+        _make_controller_cgroups(unit)
     config.LOG_DIR.mkdir(parents=True, exist_ok=True)
     with open(config.LOG_DIR / f"{unit}.log", "ab") as log, open(os.devnull, "rb") as null:
         proc = subprocess.Popen(  # pylint: disable=consider-using-with
@@ -125,7 +155,7 @@ def _remove_cgroups(unit: str) -> None:
 
 
 def remove_lab_cgroup() -> None:
-    for root in config.CGROUP_ROOTS:
+    for root in (*config.CGROUP_ROOTS, *controller_roots()):
         top = root / config.CGROUP_NAME
         if top.is_dir() and not any(p.is_dir() for p in top.iterdir()):
             top.rmdir()

@@ -6,6 +6,7 @@ deb.debian.org's (``dists/bookworm/{InRelease,Release}``, ``dists/bookworm/main/
 
 * the kernel (``linux-image-amd64`` and the kernel package it depends on) and ``busybox-static``: role
   pxe_server fetches them with ``apt-get download`` to build the deploy ramdisk of image profiles;
+* ``containernetworking-plugins``, whose plugins the Kubernetes mirror's ``kubernetes-cni`` package carries;
 * ``fdisk``, ``zstd``, ``xz-utils`` and ``qemu-utils`` (qemu-img: qcow2 images are converted on the boot server)
   with everything they need: the role installs them on the boot server.
 
@@ -31,7 +32,8 @@ SUITE = "bookworm"
 # What role pxe_server asks of the boot server's package sources (its defaults: pxe_server_deploy_kernel_package,
 # pxe_server_deploy_ramdisk_packages; the deploy ramdisk's build takes busybox-static).
 KERNEL = "linux-image-amd64"
-DOWNLOADED = ("busybox-static",)
+# containernetworking-plugins: the Kubernetes mirror's kubernetes-cni package is made of it (infra/pkg_mirror.py).
+DOWNLOADED = ("busybox-static", "containernetworking-plugins")
 INSTALLED = ("fdisk", "zstd", "xz-utils", "qemu-utils")
 KEYRING = Path("etc/apt/keyrings/gpucloud-lab-mirror.asc")
 SOURCES = Path("etc/apt/sources.list.d/gpucloud-lab-debian.sources")

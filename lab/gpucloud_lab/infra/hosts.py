@@ -111,14 +111,80 @@ def write_host_certificate(host: Host) -> None:
     os.chown(folder / "host.key", 0, gid)
 
 
+def containerd_disk(host: Host) -> Path:
+    return host_dir(host) / "disk" / "containerd"
+
+
 def nspawn_command(host: Host) -> list[str]:
     return [
         "systemd-nspawn", "--boot", "--register=no", "--keep-unit", "--quiet",
         f"--directory={root_dir(host)}", f"--machine={host.name}", f"--hostname={host.name}",
         f"--network-namespace-path=/run/netns/{host.netns}",
-        "--capability=CAP_NET_ADMIN", "--bind=/dev/net/tun",
+        "--capability=CAP_NET_ADMIN,CAP_SYSLOG,CAP_SYS_RESOURCE", "--bind=/dev/net/tun",
+        # What a server's kernel gives its container runtime and kubelet: runc gives each container a session
+        # keyring (keyctl, which nspawn filters by default), the kubelet's OOM watcher reads the kernel log
+        # (/dev/kmsg: CAP_SYSLOG where kernel.dmesg_restrict is 1).
+        "--system-call-filter=@keyring", "--bind-ro=/dev/kmsg",
+        # containerd's image layers on a disk of the host's own (the machine's file system): overlayfs snapshots
+        # cannot sit on the host's overlay root, as they sit on a server's disk.
+        f"--bind={containerd_disk(host)}:/var/lib/containerd",
         "--resolv-conf=off", "--timezone=off", "--link-journal=no", "--console=read-only",
     ]
+
+
+# Run by each host's systemd before anything else (gpucloud-lab-machine.service): the host's share of the machine.
+# 1. Its cgroup controllers writable: nspawn mounts them read-only, but the host sits in cgroups of its own in
+#    every controller hierarchy (start_daemon(..., controllers=True)) and its cgroup namespace shows those as the
+#    root, so containerd, runc and the kubelet manage the host's own subtree as they would a server's whole tree.
+# 2. SIMULATION of the kernel tunables a kubelet sets on its node (kubernetes 1.20
+#    pkg/kubelet/cm/container_manager_linux.go setupKernelTunables: vm.overcommit_memory, vm.panic_on_oom,
+#    kernel.panic, kernel.panic_on_oops, kernel.keys.root_maxkeys, kernel.keys.root_maxbytes). Lab hosts share
+#    the machine's kernel, whose /proc/sys is read-only to them: each host gets a file of its own in each one's
+#    place, holding the machine's value at boot, that reads and writes as the kernel's does for one value, so the
+#    kubelet's writes stay on its host and the machine's kernel is never changed.
+MACHINE_SCRIPT = """\
+#!/bin/sh
+# gpucloud-lab (lab/gpucloud_lab/infra/hosts.py): this host's share of the machine.
+set -e
+for c in /sys/fs/cgroup/*/; do
+    case "$(findmnt -n -o FSTYPE "${c%/}" 2>/dev/null)" in
+        cgroup) mount -o remount,bind,rw "$c" ;;
+    esac
+done
+mkdir -p /run/gpucloud-lab/sysctl
+for key in vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops kernel/keys/root_maxkeys \\
+           kernel/keys/root_maxbytes; do
+    file=/run/gpucloud-lab/sysctl/$(echo "$key" | tr / .)
+    cat "/proc/sys/$key" >"$file"
+    mount --bind "$file" "/proc/sys/$key"
+done
+"""
+
+MACHINE_UNIT = """\
+[Unit]
+Description=gpucloud-lab: this host's share of the machine (its cgroups, its kernel tunables)
+DefaultDependencies=no
+Before=sysinit.target local-fs.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/local/lib/gpucloud-lab/machine.sh
+
+[Install]
+WantedBy=sysinit.target
+"""
+
+
+def write_machine(host: Host) -> None:
+    root = root_dir(host)
+    write_file(root / "usr" / "local" / "lib" / "gpucloud-lab" / "machine.sh", MACHINE_SCRIPT, mode=0o755)
+    write_file(root / "etc" / "systemd" / "system" / "gpucloud-lab-machine.service", MACHINE_UNIT)
+    wants = root / "etc" / "systemd" / "system" / "sysinit.target.wants"
+    wants.mkdir(parents=True, exist_ok=True)
+    link = wants / "gpucloud-lab-machine.service"
+    if not link.is_symlink():
+        link.symlink_to("/etc/systemd/system/gpucloud-lab-machine.service")
 
 
 def is_running(host: Host) -> bool:
@@ -138,10 +204,13 @@ def start(host: Host, base: Path) -> None:
     net.ensure_host_network(host)
     mount_overlay(host, base)
     write_identity(host)
+    write_machine(host)
+    containerd_disk(host).mkdir(parents=True, exist_ok=True)
     write_known_hosts()
     # A server's network sysctls are its own to set (gpu_host sets ip_forward and bridge-nf-call-*): /proc/sys/net
     # writable, as in a host's own network namespace. The rest of /proc/sys stays read-only (the kernel is shared).
-    start_daemon(unit(host), nspawn_command(host), env={"SYSTEMD_NSPAWN_API_VFS_WRITABLE": "network"})
+    start_daemon(unit(host), nspawn_command(host), env={"SYSTEMD_NSPAWN_API_VFS_WRITABLE": "network"},
+                 controllers=True)
 
 
 def ssh_ready(host: Host) -> bool:
@@ -156,6 +225,14 @@ def stop(host: Host) -> None:
         run(["umount", str(root)])
     shutil.rmtree(host_dir(host), ignore_errors=True)
     write_known_hosts()
+
+
+def reimage(host: Host) -> None:
+    """The host powered off and booted again from the base image, its disk forgotten: a server after a fresh OS
+    install (no kubeadm, no kubelet, new host keys), as tests and benches that start from one need it."""
+    stop(host)
+    start(host, rootfs.ensure_base())
+    wait_for(lambda: ssh_ready(host), f"sshd on {host.name}", timeout=60)
 
 
 class Hosts:

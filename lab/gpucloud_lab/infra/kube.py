@@ -1,6 +1,7 @@
 # Copyright: (c) 2025, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Real Kubernetes API servers: etcd + kube-apiserver (+ kube-controller-manager where nodes join).
+"""Real Kubernetes API servers: etcd + kube-apiserver (+ kube-controller-manager and kube-scheduler where nodes
+join).
 
 They run as lab processes inside the control-plane host's network namespace,
 so the API answers on that host's address as it would in a rack, while the
@@ -27,7 +28,9 @@ SERVICE_CIDR = "10.96.0.0/12"
 
 
 # pause (and pause.tag, its version): the binary of the site registry's pause image (infra/registry.py).
-BINARIES = ("kube-apiserver", "kube-controller-manager", "kubeadm", "kubectl", "pause", "pause.tag")
+# kubelet: the real one, which the package mirror's second repository carries (infra/pkg_mirror.py).
+BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubeadm", "kubectl", "kubelet", "pause",
+            "pause.tag")
 
 
 def ensure_binaries() -> None:
@@ -46,6 +49,7 @@ class ApiServer:
     ip: str
     port: int
     etcd_port: int
+    # kube-controller-manager and kube-scheduler: the control plane of a cluster that nodes join.
     controllers: bool = False
     kubeconfig: Path = config.KUBECONFIG
     # More names in the serving certificate (a vCluster's controlPlane.proxy.extraSANs).
@@ -83,6 +87,7 @@ class ApiServer:
 
     def apiserver_command(self) -> list[str]:
         cert, key = self.serving_cert()
+        kubelet_client = pki.issue("apiserver-kubelet-client", "/O=system:masters/CN=kube-apiserver-kubelet-client")
         return self._exec(
             str(BIN_DIR / "kube-apiserver"),
             f"--etcd-servers=http://127.0.0.1:{self.etcd_port}", f"--etcd-prefix=/registry-{self.name}",
@@ -100,6 +105,10 @@ class ApiServer:
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             f"--service-cluster-ip-range={SERVICE_CIDR}", "--profiling=false", "--v=1",
             f"--cert-dir={self.data_dir / 'cert'}",
+            # As kubeadm 1.20 issues it (apiserver-kubelet-client, O=system:masters): the API server's identity at a
+            # kubelet, for logs, exec and port-forward; a kubelet's Webhook authorization asks this API about it.
+            f"--kubelet-client-certificate={kubelet_client[0]}", f"--kubelet-client-key={kubelet_client[1]}",
+            "--kubelet-preferred-address-types=InternalIP,Hostname",
         )
 
     def controller_manager_command(self) -> list[str]:
@@ -112,6 +121,15 @@ class ApiServer:
             "--controllers=*,bootstrapsigner,tokencleaner,-nodelifecycle", "--leader-elect=false", "--port=0",
             "--secure-port=0",
             "--use-service-account-credentials=false", "--v=1",
+        )
+
+    def scheduler_command(self) -> list[str]:
+        """The real kube-scheduler (default profile): binds pods of schedulerName default-scheduler. KAI's pods
+        (schedulerName kai-scheduler) are the KAI simulation's (sim/kai_scheduler_sim.py)."""
+        return self._exec(
+            str(BIN_DIR / "kube-scheduler"), f"--kubeconfig={self.kubeconfig}", "--leader-elect=false", "--port=0",
+            "--secure-port=0", f"--authentication-kubeconfig={self.kubeconfig}",
+            f"--authorization-kubeconfig={self.kubeconfig}", "--v=1",
         )
 
     def sans(self) -> list[str]:
@@ -141,14 +159,16 @@ class ApiServer:
         wait_for(self.ready, f"kube-apiserver {self.name} at {self.server}", timeout=90, interval=0.5)
         if self.controllers and not daemon_pid(self.unit("kube-controller-manager")):
             start_daemon(self.unit("kube-controller-manager"), self.controller_manager_command())
+        if self.controllers and not daemon_pid(self.unit("kube-scheduler")):
+            start_daemon(self.unit("kube-scheduler"), self.scheduler_command())
 
     def down(self) -> None:
-        for part in ("kube-controller-manager", "kube-apiserver", "etcd"):
+        for part in ("kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"):
             stop_unit(self.unit(part))
         shutil.rmtree(self.data_dir, ignore_errors=True)
 
     def states(self) -> dict[str, str]:
-        parts = ["etcd", "kube-apiserver"] + (["kube-controller-manager"] if self.controllers else [])
+        parts = ["etcd", "kube-apiserver"] + (["kube-controller-manager", "kube-scheduler"] if self.controllers else [])
         states = {p: "running" if daemon_pid(self.unit(p)) else "stopped" for p in parts}
         if states["kube-apiserver"] == "running":
             states["kube-apiserver"] = "ready" if self.ready() else "starting"

@@ -15,6 +15,13 @@ The packages, built here (versions ``<KUBERNETES_VERSION>-1.1``, upstream's revi
 * ``kubectl``: the real kubectl of the same source and version;
 * ``kubelet``: the lab's SIMULATED kubelet (sim/kubelet_sim.py: the real TLS bootstrap and registration,
   no pods) with the upstream kubelet.service. Its package description says so; the roles cannot tell.
+* ``kubernetes-cni``: the CNI plugins in ``/opt/cni/bin``, as upstream's package puts them, made of Debian's
+  ``containernetworking-plugins`` (which puts the same plugins in ``/usr/lib/cni``), fetched with the Debian mirror.
+
+A second repository, the same but for its ``kubelet``, under ``real-kubelet/`` (``REAL_URL``): the REAL kubelet,
+built from the same source (kube.py). A lab host whose package source is that mirror runs pods with containerd
+and runc (infra/hosts.py gives each host cgroups of its own); the lab's other hosts keep the simulated one, whose
+Nodes the lab's GPU and KAI simulations serve (tests/integration/test_real_kubelet.py uses the real one).
 
 Not in it: ``cri-tools`` (crictl is not in the kubernetes source, and Debian has no source of it; the lab
 fetches nothing else). The lab inventory lists the three it installs; kubeadm's join skips its crictl check.
@@ -28,6 +35,7 @@ mirror under ``images/`` (infra/cloud_image.py: the lab's Debian 12 cloud image,
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import shutil
@@ -46,6 +54,8 @@ MINOR = ".".join(config.KUBERNETES_VERSION.split(".")[:2])
 VERSION = f"{config.KUBERNETES_VERSION}-1.1"
 REPO_PATH = f"core:/stable:/v{MINOR}/deb/"
 URL = f"http://{config.CONTROLLER_IP}:{PORT}/{REPO_PATH}"
+REAL_PATH = "real-kubelet/" + REPO_PATH
+REAL_URL = f"http://{config.CONTROLLER_IP}:{PORT}/{REAL_PATH}"
 # The site's Debian mirror (infra/debian_mirror.py), served by the same server; the boot server lists it.
 DEBIAN_URL = f"http://{config.CONTROLLER_IP}:{PORT}/debian"
 KEY_HOME = config.CACHE_DIR / "pkg-mirror-gnupg"
@@ -100,6 +110,21 @@ def _kubectl() -> bytes:
 
 def _kubelet() -> bytes:
     return b"#!/usr/bin/python3\n" + SIM_KUBELET.read_bytes()
+
+
+def _real_kubelet() -> bytes:
+    return (kube.BIN_DIR / "kubelet").read_bytes()
+
+
+def _cni_plugins(debian: Path) -> dict:
+    """kubernetes-cni's files: each plugin of Debian's containernetworking-plugins package, in /opt/cni/bin."""
+    debs = sorted((debian / "pool" / "main").glob("containernetworking-plugins_*.deb"))
+    if not debs:
+        raise RuntimeError(f"the package mirror: no containernetworking-plugins package in {debian} (lab prepare)")
+    with tempfile.TemporaryDirectory(prefix="gcl-cni-") as tmp:
+        run(["dpkg-deb", "-x", str(debs[-1]), tmp])
+        plugins = sorted(p for p in (Path(tmp) / "usr" / "lib" / "cni").iterdir() if p.is_file())
+        return {f"opt/cni/bin/{p.name}": (functools.partial(bytes, p.read_bytes()), 0o755) for p in plugins}
 
 
 PACKAGES = {
@@ -167,27 +192,43 @@ def _build_deb(name: str, spec: dict, dest: Path) -> None:
         run(["dpkg-deb", "--root-owner-group", "-Zgzip", "--build", str(root), str(dest)])
 
 
-def _content_key() -> str:
-    digest = hashlib.sha256(Path(__file__).read_bytes() + SIM_KUBELET.read_bytes()
-                            + (kube.BIN_DIR / "kubeadm").read_bytes() + (kube.BIN_DIR / "kubectl").read_bytes())
+REAL_KUBELET = {
+    "files": {"usr/bin/kubelet": (_real_kubelet, 0o755),
+              "usr/lib/systemd/system/kubelet.service": (KUBELET_SERVICE.encode, 0o644)},
+    # Upstream's kubelet package (kubernetes/release, cmd/krel/templates/latest/kubelet): mount and util-linux.
+    "depends": "mount, util-linux",
+    "description": ("Node agent for Kubernetes clusters\n"
+                    f" gpucloud-lab build of the kubelet {config.KUBERNETES_VERSION} from Debian's kubernetes source."),
+}
+
+
+def _content_key(debian: Path) -> str:
+    binaries = b"".join((kube.BIN_DIR / name).read_bytes() for name in ("kubeadm", "kubectl", "kubelet"))
+    cni = "".join(p.name for p in (debian / "pool" / "main").glob("containernetworking-*")).encode()
+    digest = hashlib.sha256(Path(__file__).read_bytes() + SIM_KUBELET.read_bytes() + binaries + cni)
     return digest.hexdigest()[:12]
 
 
-def build(fingerprint: str) -> Path:
-    """The signed repository tree (cached by content and key): the folder to serve."""
-    top = config.CACHE_DIR / f"pkg-mirror-{_content_key()}-{fingerprint[-8:]}"
-    repo = top / REPO_PATH
-    if (repo / "InRelease").exists():
+def build(fingerprint: str, debian: Path) -> Path:
+    """The signed repository trees (cached by content and key), the simulated kubelet's and the real one's: the
+    folder to serve."""
+    top = config.CACHE_DIR / f"pkg-mirror-{_content_key(debian)}-{fingerprint[-8:]}"
+    if all((top / path / "InRelease").exists() for path in (REPO_PATH, REAL_PATH)):
         return top
     shutil.rmtree(top, ignore_errors=True)
-    (repo / "amd64").mkdir(parents=True)
-    for name, spec in PACKAGES.items():
-        _build_deb(name, spec, repo / "amd64" / f"{name}_{VERSION}_amd64.deb")
-    debian_mirror.sign_release(repo, ["Origin: gpucloud-lab",
-                                      f"Label: gpucloud-lab mirror of pkgs.k8s.io core:/stable:/v{MINOR}",
-                                      "Architectures: amd64"],
-                               debian_mirror.write_index(repo, "amd64", repo), fingerprint, _gpg)
-    (repo / "Release.key").write_text(_gpg("--armor", "--export", fingerprint))
+    cni = {"files": _cni_plugins(debian), "depends": "",
+           "description": ("Binaries required to provision kubernetes container networking\n"
+                           " gpucloud-lab package of Debian's containernetworking-plugins, in /opt/cni/bin.")}
+    for path, kubelet in ((REPO_PATH, PACKAGES["kubelet"]), (REAL_PATH, REAL_KUBELET)):
+        repo = top / path
+        (repo / "amd64").mkdir(parents=True)
+        for name, spec in {**PACKAGES, "kubelet": kubelet, "kubernetes-cni": cni}.items():
+            _build_deb(name, spec, repo / "amd64" / f"{name}_{VERSION}_amd64.deb")
+        debian_mirror.sign_release(repo, ["Origin: gpucloud-lab",
+                                          f"Label: gpucloud-lab mirror of pkgs.k8s.io core:/stable:/v{MINOR}",
+                                          "Architectures: amd64"],
+                                   debian_mirror.write_index(repo, "amd64", repo), fingerprint, _gpg)
+        (repo / "Release.key").write_text(_gpg("--armor", "--export", fingerprint))
     run(["gpgconf", "--homedir", str(KEY_HOME), "--kill", "gpg-agent"], check=False)
     return top
 
@@ -202,11 +243,12 @@ def ensure_debian() -> Path:
 def up() -> None:
     kube.ensure_binaries()
     fingerprint = ensure_key()
-    top = build(fingerprint)
+    debian = ensure_debian()
+    top = build(fingerprint, debian)
     # The Debian mirror under debian/, the site's image mirror (the lab's cloud image, once built) under images/.
     images = cloud_image.folder()
     images.mkdir(parents=True, exist_ok=True)
-    for name, target in (("debian", ensure_debian()), ("images", images)):
+    for name, target in (("debian", debian), ("images", images)):
         link = top / name
         if not (link.is_symlink() and link.resolve() == target.resolve()):
             link.unlink(missing_ok=True)
@@ -236,7 +278,7 @@ class PackageMirror:
     """The lab component: the site's mirror of the Kubernetes package repository (kubeadm, SIMULATED kubelet)."""
 
     def up(self) -> None:
-        say(f"package mirror: kubeadm and the simulated kubelet {VERSION} at {URL}")
+        say(f"package mirror: kubeadm and the simulated kubelet {VERSION} at {URL}, the real kubelet at {REAL_URL}")
         up()
 
     def down(self) -> None:
@@ -245,5 +287,6 @@ class PackageMirror:
     def rows(self) -> list[Row]:
         return [Row("package mirror", state(), URL,
                     f"kubeadm {VERSION} (real), kubelet {VERSION} SIMULATION; signed with the lab's key"),
+                Row("package mirror (real kubelet)", state(), REAL_URL, f"kubeadm and kubelet {VERSION}, both real"),
                 Row("debian mirror", state(), f"{DEBIAN_URL} {debian_mirror.SUITE}",
                     "Debian's kernel, busybox-static, fdisk, zstd, xz-utils (the boot server's sources)")]

@@ -4,10 +4,11 @@
 
 It runs no pods.
 
-A lab host cannot run a real kubelet (no container runtime that runs pods, no
-cgroup control), but everything a node does to *join* runs for real, as the
-kubelet does it (kubernetes 1.20 pkg/kubelet/certificate/bootstrap/bootstrap.go,
-pkg/kubelet/kubelet_node_status.go, pkg/kubelet/nodelease):
+The lab's GPU, GPU Operator and KAI simulations serve the Nodes of this kubelet (no GPU exists here; the real
+kubelet, which runs pods, is the mirror's second repository's: infra/pkg_mirror.py,
+tests/integration/test_real_kubelet.py). Everything a node does to *join* runs for real, as the kubelet does it
+(kubernetes 1.20 pkg/kubelet/certificate/bootstrap/bootstrap.go, pkg/kubelet/kubelet_node_status.go,
+pkg/kubelet/nodelease):
 
 * flags as kubeadm's systemd drop-in passes them (`--bootstrap-kubeconfig`,
   `--kubeconfig`, `--config`, `--hostname-override`, `--node-labels`,

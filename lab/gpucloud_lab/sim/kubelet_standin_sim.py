@@ -41,7 +41,8 @@ class Kubelet:
 
     def sync(self) -> None:
         self._register_hosts()
-        names = {host.name for host in config.HOSTS}
+        # A host whose kubelet is the real one (the package mirror's real-kubelet repository) runs its pods itself.
+        names = {host.name for host in config.HOSTS if not has_real_kubelet(host)}
         for api in self.apis.values():
             run_bound_pods(api, names)
             finish_deleted_pods(api, names)
@@ -78,6 +79,16 @@ class Kubelet:
                                          "metadata": {"name": host.name, "labels": labels}})
         api.patch(f"/api/v1/nodes/{host.name}/status", {"status": _node_status(host)})
         LOG.info("node %s: registered with %s (kubelet stand-in)", host.name, api.server)
+
+
+def has_real_kubelet(host: config.Host) -> bool:
+    """Whether the host's /usr/bin/kubelet is the real kubelet (a program) rather than the lab's simulated one (a
+    Python script)."""
+    try:
+        with open(hosts.root_dir(host) / "usr" / "bin" / "kubelet", "rb") as handle:
+            return handle.read(4) == b"\x7fELF"
+    except OSError:
+        return False
 
 
 def run_bound_pods(api: Api, hosts: set[str]) -> None:

@@ -81,7 +81,8 @@ class TenantControlPlanes:
         rec = self.records.get(key) or self._allocate(key)
         if self._configure(rec):
             old = self._server(rec)
-            for unit in (old.unit("kube-controller-manager"), old.unit("kube-apiserver"), self._endpoint_unit(rec)):
+            for unit in (old.unit("kube-scheduler"), old.unit("kube-controller-manager"), old.unit("kube-apiserver"),
+                         self._endpoint_unit(rec)):
                 stop_unit(unit)
         server = self._server(rec)
         started = False

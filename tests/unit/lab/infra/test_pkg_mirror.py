@@ -22,15 +22,54 @@ def mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str]:
         pytest.skip(f"NEEDED TOOLS MISSING: {', '.join(missing)}")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for tool in ("kubeadm", "kubectl"):
+    for tool in ("kubeadm", "kubectl", "kubelet"):
         (bin_dir / tool).write_bytes(b"#!/bin/sh\necho '%s stand-in of this test'\n" % tool.encode())
     monkeypatch.setattr(kube, "BIN_DIR", bin_dir)
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
     monkeypatch.setattr(pkg_mirror, "KEY_HOME", tmp_path / "gnupg")
     fingerprint = pkg_mirror.ensure_key()
     assert pkg_mirror.ensure_key() == fingerprint  # made once
-    top = pkg_mirror.build(fingerprint)
+    top = pkg_mirror.build(fingerprint, _debian_with_cni(tmp_path))
     return top / pkg_mirror.REPO_PATH, fingerprint
+
+
+def _debian_with_cni(tmp_path: Path) -> Path:
+    """A Debian mirror's pool holding a containernetworking-plugins package as Debian lays it out (usr/lib/cni)."""
+    tree = tmp_path / "cni-tree"
+    (tree / "usr" / "lib" / "cni").mkdir(parents=True)
+    (tree / "DEBIAN").mkdir()
+    for plugin in ("bridge", "host-local", "loopback"):
+        (tree / "usr" / "lib" / "cni" / plugin).write_bytes(b"#!/bin/sh\n")
+    (tree / "DEBIAN" / "control").write_text("Package: containernetworking-plugins\nVersion: 1.1.1+ds1-3+b4\n"
+                                            "Architecture: amd64\nMaintainer: test\nDescription: test\n")
+    pool = tmp_path / "debian" / "pool" / "main"
+    pool.mkdir(parents=True)
+    subprocess.run(["dpkg-deb", "--root-owner-group", "--build", str(tree),
+                    str(pool / "containernetworking-plugins_1.1.1+ds1-3+b4_amd64.deb")], capture_output=True, check=True)
+    return tmp_path / "debian"
+
+
+def test_the_real_kubelet_repository_and_the_cni_plugins_where_kubernetes_puts_them(
+        mirror: tuple[Path, str], tmp_path: Path) -> None:
+    repo = mirror[0]
+    real = repo.parents[3] / pkg_mirror.REAL_PATH
+    work = tmp_path / "apt-real"
+    update = _apt(work, real, real / "Release.key", "apt-get", "update")
+    assert update.returncode == 0 and "InRelease" in update.stdout, update.stdout + update.stderr
+    install = _apt(work, real, real / "Release.key", "apt-get", "-s", "install", f"kubelet={pkg_mirror.VERSION}",
+                   f"kubernetes-cni={pkg_mirror.VERSION}")
+    assert install.returncode == 0, install.stdout + install.stderr
+    info = subprocess.run(["dpkg-deb", "-I", str(real / "amd64" / f"kubelet_{pkg_mirror.VERSION}_amd64.deb")],
+                          capture_output=True, text=True, check=True).stdout
+    assert "SIMULATION" not in info and "build of the kubelet" in info, info
+    listed = subprocess.run(["dpkg-deb", "-c", str(real / "amd64" / f"kubelet_{pkg_mirror.VERSION}_amd64.deb")],
+                            capture_output=True, text=True, check=True).stdout
+    assert "./usr/bin/kubelet" in listed and "./usr/lib/systemd/system/kubelet.service" in listed, listed
+    for folder in (repo, real):  # both mirrors carry the plugins, in /opt/cni/bin as upstream's package does
+        cni = subprocess.run(["dpkg-deb", "-c", str(folder / "amd64" / f"kubernetes-cni_{pkg_mirror.VERSION}_amd64.deb")],
+                             capture_output=True, text=True, check=True).stdout
+        assert all(f"./opt/cni/bin/{plugin}" in cni for plugin in ("bridge", "host-local", "loopback")), cni
+        assert "usr/lib/cni" not in cni
 
 
 def _apt(tmp: Path, repo: Path, key: Path, *args: str) -> subprocess.CompletedProcess[str]:

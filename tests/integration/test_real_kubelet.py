@@ -1,0 +1,124 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A pod runs on a node that the collection made, through a real kubelet (issue 19).
+
+gpu3 starts as a freshly installed server (``gpucloud-lab reimage``: the base image, no kubeadm, no kubelet) whose
+site mirror is the lab mirror's second repository, the one whose ``kubelet`` package is the real kubelet built from
+Debian's kubernetes source (lab/gpucloud_lab/infra/pkg_mirror.py). ``gpu_hosts.yml`` installs the node stack from
+it and joins the host cluster; the kubelet runs pods with containerd and runc, and the host cluster's real
+kube-scheduler places them. A pod with a fixed command runs to Succeeded there, gets its address from the pod
+network, and its log is read back through the API (API server -> kubelet, with the API server's kubelet client
+certificate). A second run of the playbook changes nothing. The test then gives gpu3 back as site.yml left it:
+reimaged and joined again from the lab's usual mirror (the simulated kubelet, which the lab's GPU and KAI
+simulations serve).
+
+Two things here are the site's, not the collection's, and the test does them as the site would:
+* the pod network: a cluster's network add-on (Calico, Cilium, Flannel) writes its CNI configuration on each node
+  once it joins; the collection installs the CNI plugins (kubernetes-cni, /opt/cni/bin) and leaves the network to
+  the site. The test writes a bridge network (plugins bridge + host-local) before the join;
+* the test pod tolerates ``node.kubernetes.io/not-ready``: the kubelet registers its Node with that taint and the
+  node lifecycle controller removes it once Ready, but the lab's kube-controller-manager runs without that
+  controller (the lab's other Nodes do not heartbeat; lab/gpucloud_lab/infra/kube.py). It tolerates the gate's
+  ``gpucloud.baremetal/gpu-gate`` taint too: a node joins with it until its GPUs passed the gate (GPU health).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+
+from tests.integration.lab import REPO, Lab, kubectl, on, wait
+
+NODE = "gpu3"
+POD = "hello-real-kubelet"
+# The lab's site registry serves it (lab/gpucloud_lab/infra/registry.py, lab/lib/hello.c): prints a fixed line,
+# then its arguments.
+IMAGE = "docker.io/gpucloud-lab/hello:1.0"
+SAID = "ran through a real kubelet"
+POD_SUBNET = "10.244.23.0/24"
+CNI_CONFIG = json.dumps({
+    "cniVersion": "0.4.0", "name": "gpucloud-lab-pod-network",
+    "plugins": [{"type": "bridge", "bridge": "cni0", "isGateway": True, "ipMasq": False,
+                 "ipam": {"type": "host-local", "ranges": [[{"subnet": POD_SUBNET}]],
+                          "routes": [{"dst": "0.0.0.0/0"}]}}],
+})
+
+
+def _real_mirror() -> str:
+    """The lab mirror's repository with the real kubelet (pkg_mirror.REAL_URL)."""
+    from gpucloud_lab.infra import pkg_mirror  # the lab's own package (tests/integration/lab.py puts it on the path)
+    return pkg_mirror.REAL_URL
+
+
+def _reimage() -> None:
+    kubectl("delete", "node", NODE, "--ignore-not-found", "--wait=false")
+    kubectl("-n", "kube-node-lease", "delete", "lease", NODE, "--ignore-not-found")
+    subprocess.run([str(REPO / "lab" / "gpucloud-lab"), "reimage", NODE], check=True, capture_output=True, text=True)
+
+
+def _pod() -> dict:
+    return {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": POD, "namespace": "default"},
+        "spec": {
+            "restartPolicy": "Never",
+            "nodeSelector": {"kubernetes.io/hostname": NODE},
+            "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoSchedule"},
+                            {"key": "gpucloud.baremetal/gpu-gate", "operator": "Exists", "effect": "NoSchedule"}],
+            "containers": [{"name": "hello", "image": IMAGE, "args": [SAID]}],
+        },
+    }
+
+
+@pytest.fixture
+def real_node(lab: Lab) -> Iterator[Lab]:
+    kubectl("delete", "pod", POD, "--ignore-not-found", "--grace-period=0", "--force")
+    _reimage()
+    on(NODE, "test ! -e /usr/bin/kubelet && test ! -e /usr/bin/kubeadm")  # a fresh install: the roles bring them
+    on(NODE, f"mkdir -p /etc/cni/net.d && printf '%s\\n' '{CNI_CONFIG}' > /etc/cni/net.d/10-pod-network.conflist")
+    yield lab
+    kubectl("delete", "pod", POD, "--ignore-not-found", "--grace-period=0", "--force")
+    _reimage()
+    back = lab.playbook("playbooks/gpu_hosts.yml", limit=NODE)
+    assert back.rc == 0, ("gpu3 not given back as site.yml left it", back.failures())
+
+
+def test_a_pod_runs_to_succeeded_through_a_real_kubelet_on_a_node_the_roles_made(real_node: Lab) -> None:
+    mirror = {"gpu_host_kubernetes_repo_url": _real_mirror()}
+    first = real_node.playbook("playbooks/gpu_hosts.yml", mirror, limit=NODE)
+    assert first.rc == 0, first.failures()
+    # The kubelet the roles installed from the mirror is the real one: a program, not the lab's Python simulation.
+    assert on(NODE, "head -c4 /usr/bin/kubelet | od -An -c | tr -d ' '").stdout.strip() == "177ELF"
+    plugins = on(NODE, "ls /opt/cni/bin").stdout.split()
+    assert {"bridge", "host-local", "loopback"} <= set(plugins), f"kubernetes-cni's plugins in /opt/cni/bin: {plugins}"
+    node = json.loads(kubectl("get", "node", NODE, "-o", "json").stdout)
+    assert any(c["type"] == "Ready" and c["status"] == "True" for c in node["status"]["conditions"]), node["status"]
+    assert node["status"]["nodeInfo"]["containerRuntimeVersion"].startswith("containerd://")
+
+    kubectl("apply", "-f", "-", input=json.dumps(_pod()))
+
+    def finished() -> dict | None:
+        pod = json.loads(kubectl("get", "pod", POD, "-o", "json").stdout)
+        return pod if pod["status"].get("phase") in ("Succeeded", "Failed") else None
+
+    try:
+        pod = wait(finished, f"pod {POD} to finish on {NODE}", timeout=120, interval=2)
+    except AssertionError as err:
+        events = kubectl("get", "events", "--field-selector", f"involvedObject.name={POD}", check=False).stdout
+        journal = on(NODE, "journalctl -u kubelet -u containerd --no-pager | tail -n 30", check=False).stdout
+        raise AssertionError(f"{err}\nevents:\n{events}\nkubelet/containerd:\n{journal}") from None
+    assert pod["status"]["phase"] == "Succeeded", pod["status"]
+    assert pod["spec"]["nodeName"] == NODE
+    # Placed by the host cluster's kube-scheduler (the lab's KAI simulation binds only kai-scheduler pods).
+    events = json.loads(kubectl("get", "events", "--field-selector", f"involvedObject.name={POD}", "-o",
+                                "json").stdout)["items"]
+    # The scheduler writes events.k8s.io/v1 Events (reportingController); the kubelet core/v1 ones (source).
+    reasons = {(e.get("source", {}).get("component") or e.get("reportingComponent"), e["reason"]) for e in events}
+    assert ("default-scheduler", "Scheduled") in reasons and ("kubelet", "Started") in reasons, reasons
+    assert pod["status"]["podIP"].startswith(POD_SUBNET.rsplit(".", 2)[0] + "."), pod["status"]
+    # The log, read through the API server from the node's kubelet.
+    assert kubectl("logs", POD).stdout == f"gpucloud-lab hello\n{SAID}\n"
+
+    again = real_node.playbook("playbooks/gpu_hosts.yml", mirror, limit=NODE)
+    assert again.rc == 0, again.failures()
+    assert again.changed_tasks(NODE) == [], again.changed_tasks(NODE)
