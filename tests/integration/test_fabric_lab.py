@@ -41,6 +41,20 @@ def test_offboard_and_onboard_a_tenant_on_the_lab(lab: Lab) -> None:
     refused = lab.playbook("playbooks/tenant_offboard.yml", {"tenant": "nosuch", "confirm": "nosuch"})
     assert refused.rc != 0 and leaf1_tenants() >= {"acme", "beta"}
 
+    # The operator puts an SVI of their own (VLAN 999, no marker of ours) in beta's VRF: offboarding beta would
+    # remove the VRF from under it. The plan fails naming the interface; leaf1 keeps beta and the operator's SVI.
+    hand = by_hand("leaf1")
+    change(hand, {"bridge": {"domain": {"br_default": {"vlan": {"999": {}}}}},
+                  "interface": {"vlan999": {"type": "svi", "vlan": 999, "ip": {"vrf": "beta"}}}}, [], False)
+    try:
+        kept = lab.playbook("playbooks/tenant_offboard.yml", {"tenant": "beta", "confirm": "beta"})
+        message = " ".join(kept.failures())
+        assert kept.rc != 0 and "leaf1: tenant beta: its VRF beta is in use by interface vlan999" in message, message
+        assert "beta" in leaf1_tenants() and kept.changed_tasks("leaf1") == []
+        assert json.loads(NVUE_STATE.read_text())["applied"]["interface"]["vlan999"]["ip"]["vrf"] == "beta"
+    finally:
+        change(hand, {}, ["interface/vlan999", "bridge/domain/br_default/vlan/999"], False)
+
     off = lab.playbook("playbooks/tenant_offboard.yml", {"tenant": "beta", "confirm": "beta"})
     assert off.rc == 0, off.failures()
     assert "beta" not in leaf1_tenants() and "acme" in leaf1_tenants()
@@ -62,7 +76,6 @@ def test_offboard_and_onboard_a_tenant_on_the_lab(lab: Lab) -> None:
     # The operator makes bridge VLAN 102 on leaf1 by hand (no SVI of ours) while beta is out: onboarding beta,
     # whose VLAN it is, would rename it, carry beta on it and remove it with beta. The plan fails naming both, and
     # leaf1 keeps the operator's VLAN and gets no beta.
-    hand = by_hand("leaf1")
     change(hand, {"bridge": {"domain": {"br_default": {"vlan": {"102": {}}}}}}, [], False)
     try:
         taken = lab.playbook("playbooks/tenant_onboard.yml", {"tenant": "beta"})
