@@ -40,8 +40,9 @@ def _debian_with_cni(tmp_path: Path) -> Path:
     (tree / "DEBIAN").mkdir()
     for plugin in ("bridge", "host-local", "loopback"):
         (tree / "usr" / "lib" / "cni" / plugin).write_bytes(b"#!/bin/sh\n")
-    (tree / "DEBIAN" / "control").write_text("Package: containernetworking-plugins\nVersion: 1.1.1+ds1-3+b4\n"
-                                            "Architecture: amd64\nMaintainer: test\nDescription: test\n")
+    (tree / "DEBIAN" / "control").write_text(
+        "Package: containernetworking-plugins\nVersion: 1.1.1+ds1-3+b4\nArchitecture: amd64\nMaintainer: test\n"
+        "Description: test\n")
     pool = tmp_path / "debian" / "pool" / "main"
     pool.mkdir(parents=True)
     subprocess.run(["dpkg-deb", "--root-owner-group", "--build", str(tree),

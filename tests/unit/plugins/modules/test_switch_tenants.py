@@ -110,5 +110,6 @@ def test_removing_a_vrf_an_interface_not_ours_is_in_is_refused_with_no_command(c
         " would remove the VRF, moving that interface out of it or breaking it. Move or remove interface Vlan999 from"
         " VRF %s by hand, then run again; nothing was changed" % (LEAF["name"], tenant["name"], vrf, vrf)]
     db["VLAN_INTERFACE"]["Vlan999"] = {"vrf_name": "Vrf-ops"}
-    rc, out = run_main(capsys, **dict(args, running_config=db, vrf_users=registry.vrf_users("sonic", db)))
+    args.update(running_config=db, vrf_users=registry.vrf_users("sonic", db))
+    rc, out = run_main(capsys, **args)
     assert rc == 0 and out["changes"]["removed"] == [tenant["name"]] and "VRF|%s" % vrf in out["commands"]["delete"]
