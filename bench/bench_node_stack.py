@@ -9,12 +9,16 @@ time is the playbook's wall time; the bench then checks every Node is Ready in t
 makes gpu1 a shared node too (the lab's fleet gives it to the private tenant acme), so that three nodes join the
 host cluster. Ratio 3-at-once / 1: near 1 means the nodes are set up in parallel; 3 one after another.
 
-The lab's kubelet is its simulation (lab/README.md): the join, TLS bootstrap and registration are real, no pod
-runs, so the time to Ready has no image pulls or CNI start in it; on a server those add to both cases alike.
+``--kubelet simulated`` (the default) joins with the lab's simulated kubelet (lab/README.md): the join, TLS
+bootstrap and registration are real, no pod runs, so the time to Ready has no runtime start, image pulls or CNI
+in it. ``--kubelet real`` points the nodes at the lab mirror's real-kubelet repository (a site whose mirror that
+is) and writes each node's pod network first, as a site's network add-on would (the bridge network of
+tests/integration/test_real_kubelet.py): the real kubelet starts its container manager, PLEG and the runtime's
+network before the Node turns Ready.
 
 Needs root and the lab's caches (``gpucloud-lab prepare``); it takes the lab down and up for each case and leaves
 it up, unconverged (run site.yml, or ``gpucloud-lab down``, after).
-Run: .venv/bin/python bench/bench_node_stack.py [--rounds 1]
+Run: .venv/bin/python bench/bench_node_stack.py [--rounds 1] [--kubelet simulated|real]
 """
 
 from __future__ import annotations
@@ -42,9 +46,10 @@ KUBECONFIG = "/var/lib/gpucloud-lab/kubeconfig"
 NODES = ["gpu1", "gpu2", "gpu3"]
 
 
-def inventory(where: Path) -> Path:
-    """The lab inventory with gpu1 shared (its `tenant: acme` line and the tenant dropped; the fleet's vaulted BMC
-    passwords stay as they are, so the text is edited rather than loaded)."""
+def inventory(where: Path, kubelet: str = "simulated") -> Path:
+    """The lab inventory (for ``kubelet`` real, the real-kubelet repository as the nodes' mirror) with gpu1 shared
+    (its `tenant: acme` line and the tenant dropped; the fleet's vaulted BMC passwords stay as they are, so the text
+    is edited rather than loaded)."""
     inv = where / "lab"
     shutil.copytree(LAB_INVENTORY, inv)
     fleet = (inv / "fleet.yml").read_text()
@@ -55,7 +60,22 @@ def inventory(where: Path) -> Path:
     acme = re.search(r"^  - name: acme\n(?:    .*\n)*", fleet, re.M)
     assert acme and "isolation: private" in acme.group(0), "tenant acme in the lab fleet"
     (inv / "fleet.yml").write_text(fleet[:acme.start()] + fleet[acme.end():])
+    if kubelet == "real":
+        group = inv / "group_vars" / "gpu_nodes.yml"
+        text = group.read_text()
+        assert "/core:/stable:" in text, "the lab mirror in group_vars/gpu_nodes.yml"
+        group.write_text(text.replace("8881/core:/stable:", "8881/real-kubelet/core:/stable:"))
     return inv
+
+
+def pod_network(nodes: list[str]) -> None:
+    """Each node's CNI configuration, as the site's network add-on writes it (the real kubelet's Node turns Ready
+    only once the runtime's network is)."""
+    from tests.integration.lab import on
+    from tests.integration.test_real_kubelet import CNI_CONFIG  # one pod network for the test and the bench
+    for node in nodes:
+        network = CNI_CONFIG.replace("10.244.23.0/24", f"10.244.{20 + NODES.index(node)}.0/24")
+        on(node, f"mkdir -p /etc/cni/net.d && printf '%s\\n' '{network}' > /etc/cni/net.d/10-pod-network.conflist")
 
 
 def fresh_lab() -> None:
@@ -90,17 +110,21 @@ def play(inv: Path, limit: str) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--kubelet", choices=("simulated", "real"), default="simulated")
     args = parser.parse_args()
     one: list[float] = []
     three: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bench-node-stack-") as tmp:
-        inv = inventory(Path(tmp))
+        inv = inventory(Path(tmp), args.kubelet)
         for _round in range(args.rounds):
             for cases, limit in ((one, "gpu1"), (three, ",".join(NODES))):
                 fresh_lab()
+                if args.kubelet == "real":
+                    pod_network(limit.split(","))
                 cases.append(play(inv, limit))
                 print(f"  {limit}: {cases[-1]:.1f} s", flush=True)
     t1, t3 = statistics.median(one), statistics.median(three)
+    print(f"kubelet: {args.kubelet}")
     print(f"{'case (installed OS to Ready Node)':<40}{'median s':>10}   runs")
     print(f"{'1 node':<40}{t1:>10.1f}   {', '.join(f'{t:.1f}' for t in one)}")
     print(f"{'3 nodes at once':<40}{t3:>10.1f}   {', '.join(f'{t:.1f}' for t in three)}")
