@@ -154,6 +154,7 @@ done
 mkdir -p /run/gpucloud-lab/sysctl
 for key in vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops kernel/keys/root_maxkeys \\
            kernel/keys/root_maxbytes; do
+    [ -e "/proc/sys/$key" ] || continue
     file=/run/gpucloud-lab/sysctl/$(echo "$key" | tr / .)
     cat "/proc/sys/$key" >"$file"
     mount --bind "$file" "/proc/sys/$key"
