@@ -51,7 +51,8 @@ def test_gpu_host_converges_says_what_it_skipped_and_refuses_bad_input(lab: Lab,
     installed = on("gpu1", "dpkg-query -W kubeadm kubelet").stdout
     for extra, expected in (
             ({"gpu_host_kubernetes_version": "1.20"}, "gpu_host_kubernetes_version \"1.20\""),
-            ({"gpu_host_kubernetes_version": "1.20.9"}, "has no kubeadm, kubelet, kubectl at version 1.20.9-1.1"),
+            ({"gpu_host_kubernetes_version": "1.20.9"},
+             "has no kubeadm, kubelet, kubectl, kubernetes-cni at version 1.20.9-1.1"),
             ({"gpu_host_kubernetes_key_fingerprint": "DE15B14486CD377B9E876E1A234654DA9A296436"},
              "expected key DE15B14486CD377B9E876E1A234654DA9A296436, found "),
             ({"gpu_host_kubernetes_host_packages": ["socat", "iptables; reboot"]},
