@@ -15,7 +15,7 @@ block down to it.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..cli import INDENT, Item, Line, block, blocks, first, items
 from ..errors import FabricError
@@ -353,54 +353,54 @@ def foreign_trunks(config: Any) -> dict[str, set[int]]:
     return {port: vlans - owned for port, vlans in allowed.items() if vlans - owned}
 
 
+class _Ownership(NamedTuple):
+    ours: set[int]  # VLANs named as ours
+    others: set[int]  # the other VLANs
+    vrfs: set[str]  # vrf instance V
+    bound: list[tuple[int | None, str, str]]  # each interface in a VRF: (its VLAN for an SVI else None, name, VRF)
+
+
+def _read_ownership(config: Any) -> _Ownership:
+    """One pass over an EOS running-config for the three readers below."""
+    ours: set[int] = set()
+    others: set[int] = set()
+    vrfs: set[str] = set()
+    bound: list[tuple[int | None, str, str]] = []
+    for line, children in blocks(text_of(config, "EOS")):
+        entry, values = first(line, READ)
+        if entry is VLAN:
+            named = any(owner((VLAN_NAME.get(c) or {}).get("marker", "")) for c, unused in children)
+            (ours if named else others).update(number_list(values["vlans"]))
+        elif entry in (SVI, PORT):
+            vlan = int(values["vlan"]) if entry is SVI else None
+            name = line.split(None, 1)[1]
+            bound.extend((vlan, name, SVI_VRF.get(c)["vrf"]) for c, unused in children if SVI_VRF.get(c))
+        elif entry is None and VRF_INSTANCE.get(line):
+            vrfs.add(VRF_INSTANCE.get(line)["vrf"])
+    return _Ownership(ours, others, vrfs, bound)
+
+
 def foreign_vlans(config: Any) -> set[int]:
     """The VLANs of an EOS running-config that are none of ours (no ``gpucloud:`` name): a tenant put on one
     would take the operator's VLAN over, and remove it with the tenant."""
-    out: set[int] = set()
-    for line, children in blocks(text_of(config, "EOS")):
-        entry, values = first(line, READ)
-        if entry is VLAN and not any(owner((VLAN_NAME.get(c) or {}).get("marker", "")) for c, unused in children):
-            out.update(number_list(values["vlans"]))
-    return out
+    return _read_ownership(config).others
 
 
 def foreign_vrfs(config: Any) -> set[str]:
     """The VRFs (``vrf instance V``) of an EOS running-config that no SVI of ours is in: a tenant put in one would
     share the operator's VRF, and remove it when the tenant goes."""
-    ours: set[int] = set()
-    vrfs: set[str] = set()
-    svi_vrfs: dict[int, set[str]] = {}  # an SVI's VLAN -> its VRF (whose VLAN is ours is known at the end)
-    for line, children in blocks(text_of(config, "EOS")):
-        entry, values = first(line, READ)
-        if entry is VLAN and any(owner((VLAN_NAME.get(c) or {}).get("marker", "")) for c, unused in children):
-            ours.update(number_list(values["vlans"]))
-        elif entry is SVI:
-            svi_vrfs[int(values["vlan"])] = {SVI_VRF.get(c)["vrf"] for c, unused in children if SVI_VRF.get(c)}
-        elif entry is None and VRF_INSTANCE.get(line):
-            vrfs.add(VRF_INSTANCE.get(line)["vrf"])
-    return vrfs - {vrf for vlan, names in svi_vrfs.items() if vlan in ours for vrf in names}
+    read = _read_ownership(config)
+    return read.vrfs - {vrf for vlan, unused, vrf in read.bound if vlan is not None and vlan in read.ours}
 
 
 def vrf_users(config: Any) -> dict[str, list[str]]:
     """``{VRF: interfaces}``: the interfaces of an EOS running-config that are not ours (an SVI of a VLAN without
     our name, a routed port, a loopback, the management port) by the VRF each is in (``vrf V``): removing a VRF of
     ours that one of them is in would move the operator's interface out of it, or break it."""
-    ours: set[int] = set()
-    svis: list[tuple[int, str, str]] = []  # (VLAN, interface, VRF): whose VLAN is ours is known at the end
+    read = _read_ownership(config)
     out: dict[str, list[str]] = {}
-    for line, children in blocks(text_of(config, "EOS")):
-        entry, values = first(line, READ)
-        if entry is VLAN and any(owner((VLAN_NAME.get(c) or {}).get("marker", "")) for c, unused in children):
-            ours.update(number_list(values["vlans"]))
-        elif entry in (SVI, PORT):
-            name = line.split(None, 1)[1]
-            for vrf in [SVI_VRF.get(c)["vrf"] for c, unused in children if SVI_VRF.get(c)]:
-                if entry is SVI:
-                    svis.append((int(values["vlan"]), name, vrf))
-                else:
-                    out.setdefault(vrf, []).append(name)
-    for vlan, name, vrf in svis:
-        if vlan not in ours:
+    for vlan, name, vrf in read.bound:
+        if vlan is None or vlan not in read.ours:
             out.setdefault(vrf, []).append(name)
     return {vrf: sorted(names, key=port_key) for vrf, names in out.items()}
 

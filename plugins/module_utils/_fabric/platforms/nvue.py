@@ -449,12 +449,18 @@ def commands(switch: dict, before: list[dict], after: list[dict], underlay: dict
     }
 
 
+def _our_svi(name: Any, iface: Any) -> Any:
+    """The name's match (group 1: its VLAN) when the interface is an SVI marked as ours, else None."""
+    m = _SVI.match(str(name))
+    return m if m and owner(at(iface, "interface %s" % name).get("description")) is not None else None
+
+
 def _our_svis(interfaces: dict) -> list[tuple[str, dict]]:
     """``(VLAN, SVI)`` of every SVI marked as ours, the VLAN as text."""
     out = []
     for name, iface in interfaces.items():
-        m = _SVI.match(str(name))
-        if m and owner(at(iface, "interface %s" % name).get("description")) is not None:
+        m = _our_svi(name, iface)
+        if m:
             out.append((str(iface.get("vlan") or m.group(1)), iface))
     return out
 
@@ -495,10 +501,9 @@ def vrf_users(config: Any) -> dict[str, list[str]]:
     cfg = load(config)
     out: dict[str, list[str]] = {}
     for name, iface in at(cfg, "", "interface").items():
-        where = "interface %s" % name
-        if _SVI.match(str(name)) and owner(at(iface, where).get("description")) is not None:
+        if _our_svi(name, iface):
             continue
-        vrf = at(iface, where, "ip").get("vrf")
+        vrf = at(iface, "interface %s" % name, "ip").get("vrf")
         if vrf:
             out.setdefault(str(vrf), []).append(str(name))
     return {vrf: sorted(names, key=port_key) for vrf, names in out.items()}
