@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import socket
@@ -46,15 +47,17 @@ def cgroup_dirs(unit: str) -> list[Path]:
     return mine + [d for d in (root / config.CGROUP_NAME / unit for root in controller_roots()) if d.is_dir()]
 
 
-def controller_roots() -> list[Path]:
+@functools.lru_cache(maxsize=1)
+def controller_roots() -> tuple[Path, ...]:
     """The machine's cgroup v1 controller hierarchies (cpu, memory, ...), each once (``cpu,cpuacct`` may be one
-    hierarchy under two names)."""
+    hierarchy under two names). Read once: the machine's mounts do not change while the lab runs, and every
+    daemon_pid() asks."""
     roots: dict[Path, Path] = {}
     for name in config.CGROUP_CONTROLLERS:
         path = Path("/sys/fs/cgroup") / name
         if path.is_dir() and (path / "cgroup.procs").exists():
             roots.setdefault(path.resolve(), path)
-    return list(roots.values())
+    return tuple(roots.values())
 
 
 def _make_controller_cgroups(unit: str) -> None:
