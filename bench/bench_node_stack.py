@@ -71,11 +71,9 @@ def inventory(where: Path, kubelet: str = "simulated") -> Path:
 def pod_network(nodes: list[str]) -> None:
     """Each node's CNI configuration, as the site's network add-on writes it (the real kubelet's Node turns Ready
     only once the runtime's network is)."""
-    from tests.integration.lab import on
-    from tests.integration.test_real_kubelet import CNI_CONFIG  # one pod network for the test and the bench
+    from tests.integration.lab import write_pod_network  # the pod network of tests/integration/test_real_kubelet.py
     for node in nodes:
-        network = CNI_CONFIG.replace("10.244.23.0/24", f"10.244.{20 + NODES.index(node)}.0/24")
-        on(node, f"mkdir -p /etc/cni/net.d && printf '%s\\n' '{network}' > /etc/cni/net.d/10-pod-network.conflist")
+        write_pod_network(node, f"10.244.{20 + NODES.index(node)}.0/24")
 
 
 def fresh_lab() -> None:

@@ -72,6 +72,19 @@ def on(host: str, command: str, check: bool = True, timeout: float = 60) -> subp
                           check=check, timeout=timeout)
 
 
+def write_pod_network(host: str, subnet: str) -> None:
+    """The node's CNI configuration as a site's network add-on (Calico, Cilium, Flannel) writes it once the node
+    joins: a bridge with host-local addresses from ``subnet``. The pod network is the site's, not the collection's
+    (which installs the plugins, kubernetes-cni in /opt/cni/bin); a real kubelet's Node turns Ready only with it."""
+    network = json.dumps({
+        "cniVersion": "0.4.0", "name": "gpucloud-lab-pod-network",
+        "plugins": [{"type": "bridge", "bridge": "cni0", "isGateway": True, "ipMasq": False,
+                     "ipam": {"type": "host-local", "ranges": [[{"subnet": subnet}]],
+                              "routes": [{"dst": "0.0.0.0/0"}]}}],
+    })
+    on(host, f"mkdir -p /etc/cni/net.d && printf '%s\\n' '{network}' > /etc/cni/net.d/10-pod-network.conflist")
+
+
 def wait(predicate: Callable[[], Any], what: str, timeout: float = 90, interval: float = 1.0) -> Any:
     """Poll until ``predicate()`` is true; its value, or an assertion error naming what never happened."""
     deadline = time.monotonic() + timeout

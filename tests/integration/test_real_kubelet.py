@@ -28,7 +28,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.integration.lab import REPO, Lab, kubectl, on, wait
+from tests.integration.lab import REPO, Lab, kubectl, on, wait, write_pod_network
 
 NODE = "gpu3"
 POD = "hello-real-kubelet"
@@ -37,12 +37,6 @@ POD = "hello-real-kubelet"
 IMAGE = "docker.io/gpucloud-lab/hello:1.0"
 SAID = "ran through a real kubelet"
 POD_SUBNET = "10.244.23.0/24"
-CNI_CONFIG = json.dumps({
-    "cniVersion": "0.4.0", "name": "gpucloud-lab-pod-network",
-    "plugins": [{"type": "bridge", "bridge": "cni0", "isGateway": True, "ipMasq": False,
-                 "ipam": {"type": "host-local", "ranges": [[{"subnet": POD_SUBNET}]],
-                          "routes": [{"dst": "0.0.0.0/0"}]}}],
-})
 
 
 def _real_mirror() -> str:
@@ -75,7 +69,7 @@ def real_node(lab: Lab) -> Iterator[Lab]:
     kubectl("delete", "pod", POD, "--ignore-not-found", "--grace-period=0", "--force")
     _reimage()
     on(NODE, "test ! -e /usr/bin/kubelet && test ! -e /usr/bin/kubeadm")  # a fresh install: the roles bring them
-    on(NODE, f"mkdir -p /etc/cni/net.d && printf '%s\\n' '{CNI_CONFIG}' > /etc/cni/net.d/10-pod-network.conflist")
+    write_pod_network(NODE, POD_SUBNET)
     yield lab
     kubectl("delete", "pod", POD, "--ignore-not-found", "--grace-period=0", "--force")
     _reimage()
