@@ -70,11 +70,11 @@ options:
         choices: [UEFI, Legacy]
       boot_target:
         description:
-          - How the node boots from the network to be installed (the fleet's C(bmc.boot_target)). Not used here
-            (O(boot_once) is what is sent); taken so that the fleet's C(bmc) passes as it is. Role C(os_install)
-            sends it as O(boot_once).
+          - How the node boots to be installed (the fleet's C(bmc.boot_target)). Not used here (O(boot_once) is
+            what is sent); taken so that the fleet's C(bmc) passes as it is. Role C(os_install) sends it as
+            O(boot_once), with O(media_image) for V(Cd) (virtual media).
         type: str
-        choices: [Pxe, UefiHttp]
+        choices: [Pxe, UefiHttp, Cd]
   ca_path:
     description: PEM CA bundle that signed the BMC's certificate; empty for the system's trust store.
     type: path
@@ -98,6 +98,19 @@ options:
     description: Boot override for the next boot only (C(BootSourceOverrideEnabled=Once)), e.g. V(Pxe).
     type: str
     choices: [Pxe, Hdd, Cd, UefiHttp, BiosSetup]
+  media_image:
+    description:
+      - An ISO's URL (http or https) for the system's virtual CD/DVD drive, inserted write-protected before the
+        boot override (DSP2046 C(VirtualMedia.InsertMedia); the BMC fetches it). Another image in the drive is
+        ejected first; the same image already inserted changes nothing. With O(boot_once=Cd) the next boot runs
+        it: a node's deploy ISO from the boot server (role C(pxe_server)) on a site without PXE.
+      - The drive is the first C(VirtualMedia) member with C(MediaTypes) CD or DVD, under the system (Redfish
+        2021.1 and later) or else under its manager (iDRAC, iLO, XCC). A BMC without one fails before any change.
+    type: str
+  media_eject:
+    description: Eject whatever the virtual CD/DVD drive holds (C(VirtualMedia.EjectMedia)); not with O(media_image).
+    type: bool
+    default: false
   wait:
     description: Poll until the power state is the one asked for.
     type: bool
@@ -162,6 +175,11 @@ auth:
   returned: always
   type: str
   sample: session
+media:
+  description: The virtual CD/DVD drive after the change, C(image) (URL, empty when none) and C(inserted).
+  returned: when O(media_image) or O(media_eject) is set
+  type: dict
+  sample: {"image": "http://192.0.2.10:8080/vmedia/gpu4.iso", "inserted": true}
 mac_addresses:
   description: The system's MAC addresses, as its BMC lists them, when O(expect_mac) was given.
   returned: when O(expect_mac) is set
@@ -182,14 +200,32 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._runner import 
 WANT = {"on": "On", "off": "Off", "graceful_off": "Off", "cycle": "On"}
 
 
-def run(client: Redfish, power: str, boot_once: str | None, check: bool, wait: bool, wait_timeout: int) -> dict:
+def run(client: Redfish, power: str, boot_once: str | None, check: bool, wait: bool, wait_timeout: int,
+        media_image: str = "", media_eject: bool = False) -> dict:
     before_state = client.power_state()
     if power == "cycle" and before_state not in ("On", "Off"):
         # 'On' sent to a server that runs would be a no-op reported as a cycle: the install would never start
         raise RedfishError("%s: BMC %s: power state %r is neither On nor Off; a power cycle needs one of them (try "
                            "again once it settled); nothing was changed" % (client.name, client.url, before_state[:40]))
-    before_boot = client.boot_override()
+    if boot_once:
+        client.require_boot_target(boot_once)  # before the media: a system that cannot boot it gets nothing
+    media = None
+    before_media = None
+    if media_image:
+        client.check_media_image(media_image)  # check mode too: a URL the BMC cannot be given fails there
+    if media_image or media_eject:
+        now = client.media()
+        before_media = {"image": now["image"], "inserted": now["inserted"]}
+        media = {"image": media_image, "inserted": True} if media_image else {"image": "", "inserted": False}
     changed = False
+    if media is not None and before_media != media:
+        changed = True
+        if not check:
+            if media_image:
+                client.insert_media(media_image)
+            else:
+                client.eject_media()
+    before_boot = client.boot_override()
     boot = before_boot
     want_boot = {"target": boot_once, "enabled": "Once"}
     if client.boot_mode:
@@ -197,9 +233,7 @@ def run(client: Redfish, power: str, boot_once: str | None, check: bool, wait: b
     if boot_once and any(before_boot.get(k) != v for k, v in want_boot.items()):
         changed = True
         boot = dict(before_boot, **want_boot)
-        if check:
-            client.require_boot_target(boot_once)
-        else:
+        if not check:
             client.set_boot_once(boot_once)
     state = before_state
     sent: list[str] = []
@@ -217,11 +251,16 @@ def run(client: Redfish, power: str, boot_once: str | None, check: bool, wait: b
                 sent = client.reset(reset) or [reset]
                 if wait:
                     state = client.wait_power(want, wait_timeout)
-    return {
+    out = {
         "changed": changed, "power_state": state, "boot": boot, "resets": sent,
         "diff": {"before": {"power_state": before_state, "boot": before_boot},
                  "after": {"power_state": state, "boot": boot}},
     }
+    if media is not None:
+        out["media"] = media
+        out["diff"]["before"]["media"] = before_media
+        out["diff"]["after"]["media"] = media
+    return out
 
 
 SPEC = {
@@ -237,13 +276,15 @@ SPEC = {
             "system_id": {"type": "str"},
             "validate_certs": {"type": "bool", "default": True},
             "boot_mode": {"type": "str", "choices": ["UEFI", "Legacy"]},
-            "boot_target": {"type": "str", "choices": ["Pxe", "UefiHttp"]},
+            "boot_target": {"type": "str", "choices": ["Pxe", "UefiHttp", "Cd"]},
         },
     },
     "ca_path": {"type": "path"},
     "power": {"type": "str", "default": "read", "choices": ["read", "on", "off", "graceful_off", "cycle"]},
     "expect_mac": {"type": "str", "default": ""},
     "boot_once": {"type": "str", "choices": ["Pxe", "Hdd", "Cd", "UefiHttp", "BiosSetup"]},
+    "media_image": {"type": "str", "default": ""},
+    "media_eject": {"type": "bool", "default": False},
     "wait": {"type": "bool", "default": True},
     "wait_timeout": {"type": "int", "default": 120},
     "retries": {"type": "int", "default": 4},
@@ -254,6 +295,9 @@ SPEC = {
 def _module_run(module: AnsibleModule) -> dict:
     p = module.params
     bmc = p["bmc"]
+    if p["media_image"] and p["media_eject"]:
+        raise RedfishError("%s: media_image and media_eject exclude each other; nothing was changed"
+                           % (p["name"] or "node"))
     missing = [k for k in ("username", "password") if not bmc.get(k)]
     if not (bmc.get("url") or bmc.get("address")):
         missing.insert(0, "url (or address)")
@@ -265,7 +309,8 @@ def _module_run(module: AnsibleModule) -> dict:
                      retries=p["retries"], boot_mode=str(bmc.get("boot_mode") or ""))
     with client:  # a session, where the BMC offers them, is deleted however this ends
         macs = client.identify(p["expect_mac"]) if p["expect_mac"] else None
-        result = run(client, p["power"], p["boot_once"], module.check_mode, p["wait"], p["wait_timeout"])
+        result = run(client, p["power"], p["boot_once"], module.check_mode, p["wait"], p["wait_timeout"],
+                     p["media_image"], p["media_eject"])
         result["inventory"] = client.inventory()
         result["auth"] = client.auth
     if macs is not None:

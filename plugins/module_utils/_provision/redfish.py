@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpucloud.baremetal contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A small Redfish client: power state, reset, one-time boot override, inventory, the system's MACs.
+"""A small Redfish client: power state, reset, one-time boot override, virtual media, inventory, the system's MACs.
 
 It behaves as real BMCs need (each from a vendor or DMTF source, see docs/provisioning.md):
 
@@ -101,6 +101,7 @@ class Redfish:
         self._token: str | None = None
         self._session: str | None = None
         self._etags: dict[str, str] = {}
+        self._media_path = ""
         self.requests = 0
 
     def _where(self) -> str:
@@ -465,6 +466,104 @@ class Redfish:
                    "the network interfaces " + ", ".join(macs) if macs else "no network interface listed "
                    "(EthernetInterfaces)", want))
         return macs
+
+    # --- virtual media ----------------------------------------------------------------------------------------
+
+    def virtual_media_path(self) -> str:
+        """The system's virtual CD/DVD drive: the first member whose ``MediaTypes`` lists CD or DVD of the System's
+        ``VirtualMedia`` collection (Redfish 2021.1 and later; sushy-tools) or else of its managers'
+        (``Links.ManagedBy``: iDRAC, iLO and XCC keep it under the manager). What the BMC answers is not trusted:
+        only /redfish/v1/ paths are followed, and only so many."""
+        if self._media_path:
+            return self._media_path
+        system = self.system()
+        found = self._cd_drive(_obj(system.get("VirtualMedia")).get("@odata.id"))
+        # The managers are read only when the system has no drive of its own (a manager that answers badly then
+        # does not stand in the way of the system's).
+        for manager in _items(_obj(system.get("Links")).get("ManagedBy"))[:4]:
+            path = _obj(manager).get("@odata.id")
+            if found or not isinstance(path, str) or not path.startswith("/redfish/v1/Managers/"):
+                continue
+            found = self._cd_drive(_obj(self.request("GET", path).get("VirtualMedia")).get("@odata.id"))
+        if found:
+            self._media_path = found
+            return found
+        raise RedfishError("%s: lists no virtual CD/DVD drive (a VirtualMedia member with MediaTypes CD or DVD, under "
+                           "%s or its manager), so it cannot boot the node from virtual media; boot it by Pxe or "
+                           "UefiHttp (bmc.boot_target); nothing was changed" % (self._where(), self.system_path()))
+
+    def _cd_drive(self, link: Any) -> str:
+        """The first member of the VirtualMedia collection at link whose MediaTypes lists CD or DVD, or ''."""
+        if not isinstance(link, str) or not link.startswith("/redfish/v1/"):
+            return ""
+        for member in _items(self.request("GET", link).get("Members"))[:MAX_INTERFACES]:
+            path = _obj(member).get("@odata.id")
+            if not isinstance(path, str) or not path.startswith("/redfish/v1/"):
+                continue
+            types = _items(self.request("GET", path).get("MediaTypes"))
+            if "CD" in types or "DVD" in types:
+                return path.rstrip("/")
+        return ""
+
+    def media(self) -> dict[str, Any]:
+        """The virtual CD drive's state: ``image`` (URL, '' when none), ``inserted``, ``path``."""
+        path = self.virtual_media_path()
+        media = self.get(path)
+        image = media.get("Image")
+        return {"image": image if isinstance(image, str) else "", "inserted": media.get("Inserted") is True,
+                "path": path}
+
+    def insert_media(self, image: str) -> bool:
+        """Insert ``image`` (a URL the BMC fetches) into the virtual CD drive, write-protected (DSP2046
+        ``VirtualMedia.InsertMedia``); another image in the drive is ejected first. True when it changed."""
+        self.check_media_image(image)
+        now = self.media()
+        if now["inserted"] and now["image"] == image:
+            return False
+        if now["inserted"] or now["image"]:
+            self._media_action(now["path"], "EjectMedia", {}, lambda m: not m["inserted"])
+        self._media_action(now["path"], "InsertMedia", {"Image": image, "Inserted": True, "WriteProtected": True},
+                           lambda m: m["inserted"] and m["image"] == image)
+        return True
+
+    def check_media_image(self, image: str) -> None:
+        """Fail unless image is an http(s) URL on one line (what the BMC is told to fetch)."""
+        if not image or not image.startswith(("http://", "https://")) or not image.isprintable() or " " in image:
+            raise RedfishError("%s: virtual media image %r is not an http(s) URL; nothing was changed"
+                               % (self._where(), image))
+
+    def eject_media(self) -> bool:
+        """Eject whatever the virtual CD drive holds (``VirtualMedia.EjectMedia``). True when it changed."""
+        now = self.media()
+        if not now["inserted"] and not now["image"]:
+            return False
+        self._media_action(now["path"], "EjectMedia", {}, lambda m: not m["inserted"])
+        return True
+
+    def _media_action(self, path: str, action: str, body: dict[str, Any],
+                      done: Callable[[dict[str, Any]], bool]) -> None:
+        """POST a virtual media action at the target the drive advertises (else the standard one under its path).
+        Not retried blindly: after a failed try the drive is read again, and the POST is sent again only when the
+        drive shows it did not happen."""
+        target = _obj(_obj(self.get(path).get("Actions")).get("#VirtualMedia.%s" % action)).get("target")
+        if not isinstance(target, str) or not target.startswith("/redfish/v1/"):
+            target = "%s/Actions/VirtualMedia.%s" % (path, action)
+        last = ""
+        for attempt in range(self.retries + 1):
+            if attempt:
+                self.sleep(self.backoff * 2 ** (attempt - 1))
+                if done(self.media()):
+                    return
+            try:
+                self._call("POST", target, body, retry=False)
+                return
+            except _Transient as exc:
+                last = str(exc)
+        self.sleep(self.backoff * 2 ** self.retries)  # the last try's effect too: read, not assumed
+        if done(self.media()):
+            return
+        raise RedfishError("%s: POST %s failed %d times, last with %s, and the drive shows it did not happen; check "
+                           "that the BMC is up and reachable" % (self._where(), target, self.retries + 1, last))
 
     def inventory(self) -> dict[str, Any]:
         system = self.system()

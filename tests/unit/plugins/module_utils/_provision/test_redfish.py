@@ -14,14 +14,16 @@ from ansible_collections.gpucloud.baremetal.plugins.module_utils._provision.redf
 
 PASSWORD = "s3cret-bmc-pass"
 SYSTEM = "/redfish/v1/Systems/node1"
+MANAGER = "/redfish/v1/Managers/bmc"
+ISO = "http://198.51.100.10:8080/vmedia/node1.iso"
 
 
 class Bmc:
     """A scripted BMC: answers `failures` 503s first, then serves one system; records requests.
 
     Optional behaviours of real BMCs (each named where a test turns it on): a SessionService, ETags with
-    `If-Match` required on PATCH, a settings object for the system's Boot, a reduced ResetType list, and a
-    reset that is applied but answered 503."""
+    `If-Match` required on PATCH, a settings object for the system's Boot, a reduced ResetType list, a
+    reset that is applied but answered 503, and virtual media linked from the system or from its manager."""
 
     def __init__(self) -> None:
         self.failures = 0
@@ -44,9 +46,33 @@ class Bmc:
         self.members: list | None = None  # what /redfish/v1/Systems lists, when not the one system
         self.redirect_system_to = ""  # a GET of the system is answered 302 to this address
         self.raw: dict[str, tuple[int, bytes]] = {}  # path -> (status, body as sent), whatever the request
+        # Virtual media as sushy-tools 2.2.0 serves it (templates/virtual_media*.json, its default drives): linked
+        # from the system ("system") or, as iDRAC, iLO and XCC have it, from the system's manager ("manager").
+        self.media_under = ""
+        self.managed_by = False  # the system links its manager even where the drive is the system's
+        self.drives = {"Cd": {"MediaTypes": ["CD", "DVD"], "Image": "", "Inserted": False, "WriteProtected": False},
+                       "Floppy": {"MediaTypes": ["Floppy", "USBStick"], "Image": "", "Inserted": False,
+                                  "WriteProtected": False}}
+        self.insert_answers_503 = 0  # an InsertMedia answered 503 ...
+        self.insert_503_applied = True  # ... after it took effect (else it did not)
 
     def etag(self) -> str:
         return 'W/"%d"' % self.version
+
+    def media_root(self) -> str:
+        """The VirtualMedia collection's path, '' when the BMC links none."""
+        owner = {"system": SYSTEM, "manager": MANAGER}.get(self.media_under)
+        return owner + "/VirtualMedia" if owner else ""
+
+    def drive(self, drive_id: str) -> dict:
+        path = "%s/%s" % (self.media_root(), drive_id)
+        actions = {"#VirtualMedia.%s" % a: {"target": "%s/Actions/VirtualMedia.%s" % (path, a)}
+                   for a in ("EjectMedia", "InsertMedia")}
+        return dict(self.drives[drive_id], **{"@odata.id": path, "Id": drive_id, "ConnectedVia": "URI",
+                                              "Actions": actions})
+
+    def posts(self) -> list[tuple[str, dict]]:
+        return [(p.rsplit("/", 1)[-1], b) for m, p, b in self.requests if m == "POST"]
 
 
 @pytest.fixture
@@ -114,6 +140,10 @@ def bmc() -> Iterator[tuple[Bmc, str]]:
                     state["@Redfish.Settings"] = {"SettingsObject": {"@odata.id": SYSTEM + "/Settings"}}
                 if fake.allowed is not None:
                     state["Actions"] = {"#ComputerSystem.Reset": {"ResetType@Redfish.AllowableValues": fake.allowed}}
+                if fake.media_under == "system":
+                    state["VirtualMedia"] = {"@odata.id": SYSTEM + "/VirtualMedia"}
+                if fake.media_under == "manager" or fake.managed_by:
+                    state["Links"] = {"ManagedBy": [{"@odata.id": MANAGER}]}
                 return self._answer(200, state, {"ETag": fake.etag()})
             if self.path == SYSTEM + "/Settings" and fake.settings is not None:
                 if self.command == "PATCH":
@@ -146,6 +176,28 @@ def bmc() -> Iterator[tuple[Bmc, str]]:
                     fake.reset_answers_503 -= 1
                     return self._answer(503, {"error": {"message": "busy"}})
                 return self._answer(204)
+            if fake.media_under == "manager" and self.path == MANAGER and self.command == "GET":
+                return self._answer(200, {"@odata.id": MANAGER, "Id": "bmc",
+                                          "VirtualMedia": {"@odata.id": MANAGER + "/VirtualMedia"}})
+            root = fake.media_root()
+            if root and self.path == root and self.command == "GET":
+                return self._answer(200, {"Members": [{"@odata.id": "%s/%s" % (root, d)} for d in fake.drives]})
+            drive_id, _sep, action = self.path[len(root) + 1:].partition("/")
+            if root and self.path.startswith(root + "/") and drive_id in fake.drives:
+                drive = fake.drives[drive_id]
+                if not action and self.command == "GET":
+                    return self._answer(200, fake.drive(drive_id))
+                if action == "Actions/VirtualMedia.InsertMedia" and self.command == "POST":
+                    busy = fake.insert_answers_503 > 0
+                    if busy:
+                        fake.insert_answers_503 -= 1
+                    if not busy or fake.insert_503_applied:
+                        drive.update(Image=body["Image"], Inserted=body.get("Inserted", True),
+                                     WriteProtected=body.get("WriteProtected", True))
+                    return self._answer(503, {"error": {"message": "busy"}}) if busy else self._answer(204)
+                if action == "Actions/VirtualMedia.EjectMedia" and self.command == "POST":
+                    drive.update(Image="", Inserted=False)
+                    return self._answer(204)
             return self._answer(404, {"error": {"message": "no such resource"}})
 
         do_GET = do_POST = do_PATCH = do_DELETE = _handle
@@ -504,3 +556,154 @@ def test_a_bmc_url_with_credentials_is_refused_without_printing_them() -> None:
         Redfish("https://admin:Hunter2-bmc@192.0.2.121", "admin", PASSWORD, name="node1")
     assert str(err.value).startswith("node1: bmc.url holds a user name or password (user@host)")
     assert "Hunter2" not in str(err.value)
+
+
+# --- virtual media: the CD drive under the system or its manager, no blind POST -----------------------------------
+
+
+def _posted(fake: Bmc) -> list[str]:
+    return [p for m, p, _b in fake.requests if m != "GET"]
+
+
+@pytest.mark.parametrize(("under", "owner"), [("system", SYSTEM), ("manager", MANAGER)])
+def test_the_virtual_cd_drive_is_found_under_the_system_or_its_manager(bmc, under: str, owner: str) -> None:
+    """sushy-tools (Redfish 2021.1 and later) links VirtualMedia from the system; iDRAC, iLO and XCC from the
+    system's manager (Links.ManagedBy). The drive is the one whose MediaTypes list CD or DVD, whatever its place."""
+    fake, url = bmc
+    fake.media_under = under
+    fake.drives = dict(reversed(list(fake.drives.items())))  # Floppy first: the USB stick is no CD
+    rf = client(url)[0]
+    assert rf.virtual_media_path() == owner + "/VirtualMedia/Cd"
+    assert rf.media() == {"image": "", "inserted": False, "path": owner + "/VirtualMedia/Cd"}
+    assert rf.insert_media(ISO) is True
+    assert fake.drives["Cd"]["Image"] == ISO and fake.drives["Cd"]["Inserted"] is True
+    assert fake.drives["Cd"]["WriteProtected"] is True
+    assert fake.drives["Floppy"]["Image"] == ""
+    assert fake.posts() == [("VirtualMedia.InsertMedia", {"Image": ISO, "Inserted": True, "WriteProtected": True})]
+    assert rf.media() == {"image": ISO, "inserted": True, "path": owner + "/VirtualMedia/Cd"}
+
+
+def test_the_system_s_own_drive_is_used_without_reading_its_manager(bmc) -> None:
+    """A system that has a drive and links a manager that answers badly: the manager is never read, and the drive
+    is looked up once per client (a second media() reads only the drive)."""
+    fake, url = bmc
+    fake.media_under, fake.managed_by = "system", True
+    fake.raw[MANAGER] = (500, b'{"error": {"message": "manager down"}}')
+    rf = client(url)[0]
+    assert rf.media()["path"] == SYSTEM + "/VirtualMedia/Cd"
+    assert rf.media()["path"] == SYSTEM + "/VirtualMedia/Cd"
+    assert not [path for _method, path, _body in fake.requests if path.startswith(MANAGER)]
+    assert [path for _method, path, _body in fake.requests].count(SYSTEM + "/VirtualMedia") == 1
+
+
+@pytest.mark.parametrize("drives", [
+    {"Floppy": {"MediaTypes": ["Floppy", "USBStick"], "Image": "", "Inserted": False}},
+    {},
+    None,  # no VirtualMedia link at all
+])
+def test_a_bmc_without_a_virtual_cd_drive_is_refused_before_any_change(bmc, drives: dict | None) -> None:
+    fake, url = bmc
+    fake.media_under = "system" if drives is not None else ""
+    fake.drives = drives or {}
+    rf = client(url)[0]
+    for act in (lambda: rf.insert_media(ISO), rf.eject_media, rf.media):
+        with pytest.raises(RedfishError) as err:
+            act()
+        assert str(err.value).startswith(f"node1: BMC {url}: lists no virtual CD/DVD drive"), str(err.value)
+        assert "nothing was changed" in str(err.value)
+    assert _posted(fake) == []
+
+
+def test_the_image_already_inserted_is_not_inserted_again(bmc) -> None:
+    fake, url = bmc
+    fake.media_under = "system"
+    fake.drives["Cd"].update(Image=ISO, Inserted=True)
+    assert client(url)[0].insert_media(ISO) is False
+    assert _posted(fake) == []
+
+
+def test_another_image_in_the_drive_is_ejected_before_the_insert(bmc) -> None:
+    fake, url = bmc
+    fake.media_under = "manager"
+    fake.drives["Cd"].update(Image="http://198.51.100.10:8080/vmedia/old.iso", Inserted=True)
+    assert client(url)[0].insert_media(ISO) is True
+    assert fake.posts() == [("VirtualMedia.EjectMedia", {}),
+                            ("VirtualMedia.InsertMedia", {"Image": ISO, "Inserted": True, "WriteProtected": True})]
+    assert _posted(fake) == [MANAGER + "/VirtualMedia/Cd/Actions/VirtualMedia.EjectMedia",
+                             MANAGER + "/VirtualMedia/Cd/Actions/VirtualMedia.InsertMedia"]
+    assert (fake.drives["Cd"]["Image"], fake.drives["Cd"]["Inserted"]) == (ISO, True)
+
+
+@pytest.mark.parametrize("image", ["", "ftp://198.51.100.10/node1.iso", "file:///srv/node1.iso", "/srv/node1.iso",
+                                   "http://198.51.100.10/a b.iso", "http://198.51.100.10/a.iso\nX-Evil: 1",
+                                   "nfs://198.51.100.10/node1.iso"])
+def test_an_image_that_is_no_http_url_is_refused_before_any_change(bmc, image: str) -> None:
+    fake, url = bmc
+    fake.media_under = "system"
+    with pytest.raises(RedfishError) as err:
+        client(url)[0].insert_media(image)
+    assert str(err.value) == (f"node1: BMC {url}: virtual media image {image!r} is not an http(s) URL; nothing was "
+                              "changed")
+    assert _posted(fake) == [] and fake.drives["Cd"]["Image"] == ""
+
+
+def test_an_insert_whose_answer_is_lost_is_not_sent_again_once_the_drive_shows_it(bmc) -> None:
+    """InsertMedia is a POST: after a 503 the drive is read again; it holds the image, so it is not sent twice."""
+    fake, url = bmc
+    fake.media_under = "system"
+    fake.insert_answers_503 = 1
+    rf, sleeps = client(url)
+    assert rf.insert_media(ISO) is True
+    assert [a for a, _b in fake.posts()] == ["VirtualMedia.InsertMedia"] and sleeps == [1.0]
+    assert fake.drives["Cd"]["Image"] == ISO
+
+
+def test_an_insert_that_did_not_happen_is_sent_again_and_reported_when_it_never_does(bmc) -> None:
+    fake, url = bmc
+    fake.media_under = "system"
+    fake.insert_answers_503, fake.insert_503_applied = 1, False
+    rf, sleeps = client(url)
+    assert rf.insert_media(ISO) is True
+    assert [a for a, _b in fake.posts()] == ["VirtualMedia.InsertMedia"] * 2 and sleeps == [1.0]
+    fake.drives["Cd"].update(Image="", Inserted=False)
+    fake.requests.clear()
+    fake.insert_answers_503 = 100
+    rf, sleeps = client(url, retries=2)
+    with pytest.raises(RedfishError, match=r"POST .*/VirtualMedia/Cd/Actions/VirtualMedia.InsertMedia failed 3 times, "
+                                           r"last with HTTP 503, and the drive shows it did not happen"):
+        rf.insert_media(ISO)
+    assert len(fake.posts()) == 3 and sleeps == [1.0, 2.0, 4.0]  # and the drive read after the last
+
+
+def test_an_eject_of_an_empty_drive_sends_nothing_and_of_a_full_one_empties_it(bmc) -> None:
+    fake, url = bmc
+    fake.media_under = "system"
+    rf = client(url)[0]
+    assert rf.eject_media() is False
+    assert _posted(fake) == []
+    fake.drives["Cd"].update(Image=ISO, Inserted=True)
+    assert rf.eject_media() is True
+    assert _posted(fake) == [SYSTEM + "/VirtualMedia/Cd/Actions/VirtualMedia.EjectMedia"]
+    assert rf.media() == {"image": "", "inserted": False, "path": SYSTEM + "/VirtualMedia/Cd"}
+
+
+def test_virtual_media_links_that_are_no_redfish_paths_are_not_followed(bmc, elsewhere) -> None:
+    fake, url = bmc
+    seen, other = elsewhere
+    fake.media_under = "system"
+    junk = json.dumps({"Members": [7, {"@odata.id": "//%s/redfish/v1/x" % other}, {"@odata.id": "http://%s/" % other},
+                                   {"@odata.id": SYSTEM + "/VirtualMedia/Cd"}]})
+    fake.raw[SYSTEM + "/VirtualMedia"] = (200, junk.encode())
+    assert client(url)[0].virtual_media_path() == SYSTEM + "/VirtualMedia/Cd"
+    assert seen == []
+
+
+def test_the_last_insert_whose_answer_is_lost_is_read_back_before_it_is_reported(bmc) -> None:
+    """Also the last try's 503 may have been applied: the drive is read once more, not reported as not happened."""
+    fake, url = bmc
+    fake.media_under = "system"
+    fake.insert_answers_503 = 1
+    rf, sleeps = client(url, retries=0)
+    assert rf.insert_media(ISO) is True
+    assert len(fake.posts()) == 1 and sleeps == [1.0]
+    assert (fake.drives["Cd"]["Image"], fake.drives["Cd"]["Inserted"]) == (ISO, True)
