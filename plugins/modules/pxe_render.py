@@ -41,7 +41,9 @@ options:
     description:
       - The nodes to serve (C(gpucloud_pxe_nodes) of the PXE server), each with C(name), C(mac),
         C(ip) and C(os) (an OS profile of O(site)), and optionally C(root_device), the node's root device
-        hints (else its OS profile's apply; without any, the smallest non-removable disk of at least 32 GiB).
+        hints (else its OS profile's apply; without any, the smallest non-removable disk of at least 32 GiB),
+        and C(boot_target) (the fleet's C(bmc.boot_target); V(Cd), virtual media, needs an image profile whose
+        kernel and initrd this boot server serves: see RV(vmedia)).
       - Each seed chooses the root disk on the node before partitioning and stops the install, listing the
         disks found, when no disk or more than one matches.
     type: list
@@ -186,6 +188,15 @@ deploy_ramdisk:
       server builds (a profile without a C(kernel) and C(initrd) of its own); the role builds it then.
   returned: always
   type: bool
+vmedia:
+  description:
+    - One entry per node booted by virtual media (C(boot_target=Cd)): C(name), C(kernel) and C(initrd) (paths under
+      the HTTP root) and C(cmdline), the kernel command line (the iPXE script's, with the node's static address
+      C(gpucloud.ip=) and gateway C(gpucloud.gw=)). The role builds C(vmedia/<name>.iso) from it, which the node's
+      BMC inserts (Redfish C(VirtualMedia.InsertMedia)). It holds no secret (the install's token is in the seed).
+  returned: always
+  type: list
+  elements: dict
 manifest:
   description: Every C(hosts/) file, relative to C(hosts/), -> the SHA-256 of its content.
   returned: always
@@ -278,7 +289,7 @@ def run(module: AnsibleModule) -> dict:
         paths[ARCHIVE] = ""
     return {"changed": changed, "nodes": rendered["nodes"], "files": sorted(paths), "copies": rendered["copies"],
             "seeds": len(rendered["seeds"]), "manifest": bootfiles.manifest(hosts),
-            "deploy_ramdisk": rendered["deploy_ramdisk"]}
+            "deploy_ramdisk": rendered["deploy_ramdisk"], "vmedia": rendered["vmedia"]}
 
 
 def main() -> None:

@@ -201,10 +201,13 @@ def bmc(c: Checker, raw: Any, path: str) -> dict:
             out["boot_mode"] = b["boot_mode"]
     if "boot_target" in b:
         if b["boot_target"] not in BMC_BOOT_TARGETS:
-            c.add(path + ".boot_target", "%r is not a network boot target; use one of %s (Redfish "
+            c.add(path + ".boot_target", "%r is not a boot target for an install; use one of %s (Redfish "
                   "BootSourceOverrideTarget)" % (b["boot_target"], ", ".join(BMC_BOOT_TARGETS)))
         elif b["boot_target"] == "UefiHttp" and b.get("boot_mode") == "Legacy":
             c.add(path + ".boot_target", "UefiHttp (UEFI HTTP boot) needs UEFI firmware, but bmc.boot_mode is Legacy")
+        elif b["boot_target"] == "Cd" and b.get("boot_mode") == "Legacy":
+            c.add(path + ".boot_target", "Cd (virtual media) boots the deploy ISO, which is UEFI only, but "
+                  "bmc.boot_mode is Legacy")
         else:
             out["boot_target"] = b["boot_target"]
     return out

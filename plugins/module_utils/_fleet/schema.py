@@ -139,9 +139,10 @@ BMC_KEYS = {"address": True, "username": False, "password": False, "system_id": 
             "boot_mode": False, "boot_target": False}
 # Redfish BootSourceOverrideMode (DSP2046 ComputerSystem.BootSourceOverrideMode).
 BMC_BOOT_MODES = ("UEFI", "Legacy")
-# How a node boots from the network for an install (Redfish BootSourceOverrideTarget): Pxe (the firmware's PXE
-# client, iPXE over TFTP) or UefiHttp (UEFI HTTP boot: the firmware fetches iPXE by URL, no TFTP).
-BMC_BOOT_TARGETS = ("Pxe", "UefiHttp")
+# How a node boots for an install (Redfish BootSourceOverrideTarget): Pxe (the firmware's PXE client, iPXE over
+# TFTP), UefiHttp (UEFI HTTP boot: the firmware fetches iPXE by URL, no TFTP) or Cd (virtual media: the BMC
+# inserts the node's deploy ISO from the boot server, for a site without PXE; image profiles, UEFI).
+BMC_BOOT_TARGETS = ("Pxe", "UefiHttp", "Cd")
 NODE_GPU_KEYS = {"model": True, "count": True, "driver": False, "nvswitch": False}
 # Which GPUs sit on an NVSwitch fabric, so that the fabric manager must run (NVIDIA Fabric Manager user guide:
 # HGX/DGX boards of 8 SXM GPUs - A100, H100, H200, B200 - and GB200/GB300 NVL systems, whose compute trays hold

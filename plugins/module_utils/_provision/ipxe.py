@@ -35,6 +35,29 @@ def kernel_args(node: dict[str, Any], family: str, boot: dict[str, Any], site: d
     return " ".join(["initrd=initrd"] + args + ([console] if console else []))
 
 
+def vmedia(node: dict[str, Any], boot: dict[str, Any], site: dict[str, Any], http_base: str,
+           console: str) -> dict[str, str]:
+    """What the boot server builds a node's virtual media deploy ISO from (bmc.boot_target Cd, an image profile):
+    ``kernel`` and ``initrd`` (paths under its HTTP root: the ISO holds the files this server serves) and the
+    kernel command line. That line is the iPXE script's, less ``initrd=`` (the ISO's boot program hands the
+    kernel its initrd) and with the node's static address and gateway from the fleet (``gpucloud.ip=``,
+    ``gpucloud.gw=``): a site that boots by virtual media may have no DHCP on its provisioning network.
+    Raises ValueError naming the profile key when the kernel or initrd is not served by this boot server."""
+    prefix = http_base.rstrip("/") + "/"
+    paths = {}
+    for key in ("kernel", "initrd"):
+        if not boot[key].startswith(prefix):
+            raise ValueError("site.os_profiles.%s.%s: %s is not served by the boot server (%s), so it cannot go onto "
+                             "the node's virtual media ISO; give its %s_sha256 (the boot server fetches and checks "
+                             "it) or leave it out (the deploy ramdisk the boot server builds)"
+                             % (node["os"], key, boot[key], prefix, key))
+        paths[key] = boot[key][len(prefix):]
+    mgmt = site["management"]
+    static = ["gpucloud.ip=%s/%s" % (node["ip"], mgmt["subnet"].split("/")[1]), "gpucloud.gw=%s" % mgmt["gateway"]]
+    args = kernel_args(node, "", boot, site, http_base, console).split()
+    return dict(paths, cmdline=" ".join([a for a in args if a != "initrd=initrd"] + static))
+
+
 def render(node: dict[str, Any], family: str, boot: dict[str, Any], site: dict[str, Any], http_base: str,
            console: str = "") -> str:
     return "\n".join([

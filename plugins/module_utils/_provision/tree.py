@@ -5,7 +5,8 @@
 
 Layout under the HTTP root: ``hosts/<name>.ipxe`` (the node's iPXE script) and
 ``hosts/<name>/<seed files>`` (an image profile's: ``deploy.sh`` and the NoCloud seed it writes);
-``os/<profile>/<file>`` for kernels, initrds and images copied from the controller or fetched and checked.
+``os/<profile>/<file>`` for kernels, initrds and images copied from the controller or fetched and checked;
+``vmedia/<name>.iso`` for a node booted by virtual media (built on the boot server from ``vmedia``'s entries).
 The dnsmasq configuration is returned apart (it is installed and checked apart).
 """
 
@@ -31,6 +32,8 @@ DEFAULTS: dict[str, Any] = {
     "timezone": "UTC",
     "absent": [],
 }
+# A node whose BMC boots it from virtual media (the fleet's bmc.boot_target): the boot server builds its ISO.
+VMEDIA_TARGET = "Cd"
 
 
 def http_base(site: dict[str, Any]) -> str:
@@ -40,8 +43,10 @@ def http_base(site: dict[str, Any]) -> str:
 
 def render(site: dict[str, Any], nodes: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
     """``{"dnsmasq": text, "files": {path: text}, "copies": [...], "seeds": {path: (family, version)},
-    "nodes": [names], "deploy_ramdisk": bool}`` (deploy_ramdisk: a node served deploys an image with the deploy
-    ramdisk the boot server builds). Raises ProblemsError listing every bad input, each with its path."""
+    "nodes": [names], "deploy_ramdisk": bool, "vmedia": [{name, kernel, initrd, cmdline}]}`` (deploy_ramdisk: a
+    node served deploys an image with the deploy ramdisk the boot server builds; vmedia: what the boot server builds
+    each virtual media node's ISO from, ipxe.vmedia). Raises ProblemsError listing every bad input, each with its
+    path."""
     opts = dict(DEFAULTS, **{k: v for k, v in options.items() if v is not None})
     opts.setdefault("http_base", http_base(site))
     if not opts["dns_servers"]:  # installers stop and ask for a DNS server when DHCP gives none
@@ -81,9 +86,20 @@ def render(site: dict[str, Any], nodes: list[dict[str, Any]], options: dict[str,
     seed_families: dict[str, tuple[str, str]] = {}
     seed_values: dict[str, tuple[str, ...]] = {}
     copies: dict[str, dict[str, str]] = {}
+    vmedia: list[dict[str, str]] = []
     for node in kept:
         profile = profiles_by_name[node["os"]]
         family, boot = profile["family"], boots[node["os"]]
+        if node.get("boot_target") == VMEDIA_TARGET:
+            try:
+                if profile.get("kind") != "image":
+                    raise ValueError("nodes.%s.bmc.boot_target: Cd (virtual media) boots the deploy ramdisk of an "
+                                     "image profile, but OS profile %s is kind installer; give the node an image "
+                                     "profile or boot it by Pxe or UefiHttp" % (node["name"], node["os"]))
+                vmedia.append(dict(ipxe.vmedia(node, boot, site, base, opts["console"]), name=node["name"]))
+            except ValueError as exc:
+                problems.append(str(exc))
+                continue
         for copy in boot["copies"]:
             copies[copy["path"]] = copy
         files["hosts/%s.ipxe" % node["name"]] = ipxe.render(node, family, boot, site, base, opts["console"])
@@ -100,12 +116,14 @@ def render(site: dict[str, Any], nodes: list[dict[str, Any]], options: dict[str,
             if fname in validated:  # what an installer's (or cloud-init's) own validator reads
                 seed_families[path] = (kind, str(profile.get("version", "")))
                 seed_values[path] = node_values(node, site)
+    if problems:
+        raise ProblemsError(problems)
     profiles.verify_copies(list(copies.values()))  # the controller's files against the fleet's digests
     keys = ("mode", "interfaces", "listen_address", "tftp_root", "lease_time", "dns_servers", "log_dhcp", "extra")
     config = dnsmasq.render(site, kept, dict({k: opts[k] for k in keys}, http_base=base))
     deploy_ramdisk = any(boots[n["os"]]["deploy_ramdisk"] for n in kept)
     return {"dnsmasq": config, "files": files, "copies": sorted(copies.values(), key=lambda c: c["path"]),
-            "deploy_ramdisk": deploy_ramdisk,
+            "deploy_ramdisk": deploy_ramdisk, "vmedia": vmedia,
             "seeds": seed_families, "seed_values": seed_values, "nodes": [n["name"] for n in kept]}
 
 

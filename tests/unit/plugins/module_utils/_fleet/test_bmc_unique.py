@@ -54,17 +54,23 @@ def test_a_boot_mode_is_redfish_s_spelling_or_refused_naming_the_field() -> None
         load_fleet(data)
 
 
-def test_a_boot_target_is_pxe_or_uefi_http_and_http_needs_uefi() -> None:
+def test_a_boot_target_is_pxe_uefi_http_or_virtual_media_and_the_last_two_need_uefi() -> None:
     data = inventory_yaml.load(FLEET)
     data["nodes"][0]["bmc"]["boot_target"] = "UefiHttp"
     model = load_fleet(data)
     assert model["nodes"][0]["bmc"]["boot_target"] == "UefiHttp"
     assert "boot_target" not in model["nodes"][1]["bmc"]
     data["nodes"][1]["bmc"]["boot_target"] = "Http"
-    with pytest.raises(FleetError, match=r"nodes\[1\]\.bmc\.boot_target: 'Http' is not a network boot target; use one "
-                                         r"of Pxe, UefiHttp"):
+    with pytest.raises(FleetError, match=r"nodes\[1\]\.bmc\.boot_target: 'Http' is not a boot target for an install; "
+                                         r"use one of Pxe, UefiHttp, Cd \(Redfish"):
         load_fleet(data)
     data["nodes"][1]["bmc"].update(boot_target="UefiHttp", boot_mode="Legacy")
     with pytest.raises(FleetError, match=r"nodes\[1\]\.bmc\.boot_target: UefiHttp \(UEFI HTTP boot\) needs UEFI "
                                          r"firmware, but bmc\.boot_mode is Legacy"):
         load_fleet(data)
+    data["nodes"][1]["bmc"].update(boot_target="Cd", boot_mode="Legacy")
+    with pytest.raises(FleetError, match=r"nodes\[1\]\.bmc\.boot_target: Cd \(virtual media\) boots the deploy ISO, "
+                                         r"which is UEFI only, but bmc\.boot_mode is Legacy"):
+        load_fleet(data)
+    data["nodes"][1]["bmc"].update(boot_target="Cd", boot_mode="UEFI")
+    assert load_fleet(data)["nodes"][1]["bmc"]["boot_target"] == "Cd"
