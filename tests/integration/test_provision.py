@@ -812,18 +812,9 @@ def _host_key_answers(known_hosts: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, check=False, timeout=60)
 
 
-@pytest.mark.boot_chain
-def test_boot_target_deploys_a_cloud_image_and_registers_with_the_keys_it_posted(lab: Lab, tmp_path: Path) -> None:
-    """gpu4 bare (an empty disk) to SSH, as a GPU server: gpu4 on an image profile (the lab's Debian 12 cloud image
-    as a qcow2, as vendors publish theirs, served by the lab's image mirror, checked by the boot server against the
-    fleet's digest and converted there to raw.zst; root disk by serial), provision.yml -e reinstall=gpu4 -e
-    confirm=gpu4: the boot server builds the deploy ramdisk from the site's Debian mirror, a one-time network boot
-    over Redfish, UEFI PXE, iPXE, the deploy ramdisk writing the image (its step reports on the boot server), the
-    reboot (network first in the boot order: the boot server answers local-boot, the firmware boots the disk),
-    cloud-init's phone-home with the host keys, and registration with StrictHostKeyChecking=yes against exactly
-    those keys. Then a stray network boot of the deployed gpu4, by UEFI HTTP boot, boots its disk again. Stage times
-    go to the lab's log folder (bench/bench_image_deploy.py reads them)."""
-    image = cloud_image.ensure_qcow2()
+def _gpu4_image_inventory(tmp_path: Path, image: Path, boot_target: str = "") -> Path:
+    """A copy of the lab's inventory with gpu4 on an image profile (the lab's Debian 12 cloud image as a qcow2 from
+    the lab's image mirror, with its digest; root disk by serial), booted by ``boot_target`` when given."""
     inv = tmp_path / "lab"
     shutil.copytree(REPO / "inventories" / "lab", inv)
     fleet = (inv / "fleet.yml").read_text()
@@ -837,7 +828,27 @@ def test_boot_target_deploys_a_cloud_image_and_registers_with_the_keys_it_posted
     assert "    os: deb12cloud\n" in gpu4.split("  - name:")[0]
     gpu4 = gpu4.replace("    ip: 198.51.100.24\n", "    ip: 198.51.100.24\n"
                         f"    root_device: {{serial: {boottarget.DISK_SERIAL}}}\n", 1)
+    if boot_target:
+        bmc = '      address: "198.51.100.1:8004"\n'
+        assert gpu4.count(bmc) == 1
+        gpu4 = gpu4.replace(bmc, bmc + f"      boot_target: {boot_target}\n")
     (inv / "fleet.yml").write_text(head + "  - name: gpu4\n" + gpu4)
+    return inv
+
+
+@pytest.mark.boot_chain
+def test_boot_target_deploys_a_cloud_image_and_registers_with_the_keys_it_posted(lab: Lab, tmp_path: Path) -> None:
+    """gpu4 bare (an empty disk) to SSH, as a GPU server: gpu4 on an image profile (the lab's Debian 12 cloud image
+    as a qcow2, as vendors publish theirs, served by the lab's image mirror, checked by the boot server against the
+    fleet's digest and converted there to raw.zst; root disk by serial), provision.yml -e reinstall=gpu4 -e
+    confirm=gpu4: the boot server builds the deploy ramdisk from the site's Debian mirror, a one-time network boot
+    over Redfish, UEFI PXE, iPXE, the deploy ramdisk writing the image (its step reports on the boot server), the
+    reboot (network first in the boot order: the boot server answers local-boot, the firmware boots the disk),
+    cloud-init's phone-home with the host keys, and registration with StrictHostKeyChecking=yes against exactly
+    those keys. Then a stray network boot of the deployed gpu4, by UEFI HTTP boot, boots its disk again. Stage times
+    go to the lab's log folder (bench/bench_image_deploy.py reads them)."""
+    image = cloud_image.ensure_qcow2()
+    inv = _gpu4_image_inventory(tmp_path, image)
     assert power(lab, "off").rc == 0
     records = {name: pxe(f"cat {MARKS}/{name}") for name in pxe(f"ls {MARKS}").split()
                if name in ("gpu4.deployed", "gpu4.decommissioned")}
@@ -932,6 +943,79 @@ def test_boot_target_deploys_a_cloud_image_and_registers_with_the_keys_it_posted
             pxe(f"printf '%s' {shlex.quote(text)} > {MARKS}/{name}")
         back = lab.playbook("playbooks/provision.yml", limit="pxe")
         assert back.rc == 0, back.failures()
+
+
+VMEDIA_TIMINGS = config.LOG_DIR / "vmedia-deploy-timings.json"
+BOOT_ONCE = "Boot once from the network and power-cycle the node"
+EJECT = "Eject the deploy ISO from the node's virtual drive (virtual media)"
+
+
+@pytest.mark.boot_chain
+def test_boot_target_deploys_from_virtual_media_without_dhcp_or_pxe(lab: Lab, tmp_path: Path) -> None:
+    """gpu4 bare to SSH on a site without PXE: ``bmc.boot_target: Cd``. The boot server builds gpu4's deploy ISO
+    (the deploy ramdisk and gpu4's kernel command line with its static address, as a UEFI program on the ISO's EFI
+    boot image); provision.yml asks gpu4's BMC (sushy-tools' own VirtualMedia) to insert it from the boot server,
+    then for a one-time Cd boot; the firmware boots the ISO, the ramdisk takes the fleet's address (no DHCP), writes
+    the image and reboots; gpu4 boots its disk, phones home and is registered against the keys it posted; the ISO is
+    ejected. Nothing on the provisioning network answers gpu4's DHCP, TFTP or iPXE: none is asked. Then the boot
+    server as the lab's own fleet has it removes the ISO of a node no longer booted by virtual media."""
+    image = cloud_image.ensure_qcow2()
+    inv = _gpu4_image_inventory(tmp_path, image, boot_target="Cd")
+    assert power(lab, "off").rc == 0
+    records = {name: pxe(f"cat {MARKS}/{name}") for name in pxe(f"ls {MARKS}").split()
+               if name in ("gpu4.deployed", "gpu4.decommissioned")}
+    iso = f"{_pxe_root()}/http/vmedia/gpu4.iso"
+    started = time.time()
+    try:
+        run = lab.playbook("playbooks/provision.yml", {"reinstall": "gpu4", "confirm": "gpu4", "os_install_wait": True,
+                                                       "os_install_wait_timeout": 1200}, limit="pxe,gpu4",
+                           inventory=inv)
+        serial = (config.LOG_DIR / "boot-target.serial.log").read_text(errors="replace")
+        assert run.rc == 0, (run.failures(), serial[-3000:])
+        # The ISO the BMC was given is the one the boot server built, and the firmware booted its UEFI program.
+        sent = run.results(BOOT_ONCE)["gpu4"]
+        assert sent["boot"]["target"] == "Cd" and sent["media"] == {"image": f"{HTTP}/vmedia/gpu4.iso",
+                                                                    "inserted": True}, sent
+        assert pxe(f"test -s {iso} && echo built").strip() == "built"
+        assert "gpucloud: deploy ramdisk: address 198.51.100.24/24 on" in serial, serial[-3000:]
+        command_line = re.search(r"Kernel command line: (.*)", serial)
+        assert command_line and "gpucloud.ip=198.51.100.24/24" in command_line.group(1), serial[-3000:]
+        assert "initrd=" not in command_line.group(1)
+        steps = [json.loads(line) for line in pxe(f"cat {RECORDS}/gpu4.steps").splitlines()]
+        assert [x["step"] for x in steps] == ["started", "disk", "image", "written", "done"], steps
+        assert all(x["source"] == GPU4.ip for x in steps)
+        assert REGISTRATION in [e["event_data"].get("task") for e in run.events if e["event"] == "runner_on_ok"
+                                and e["event_data"].get("host") == "gpu4"]
+        assert run.results(EJECT)["gpu4"]["media"] == {"image": "", "inserted": False}
+        left = pxe(f"ls {MARKS}").split()
+        assert "gpu4.deployed" in left and not {"gpu4.installing", "gpu4.token", "gpu4.imaged"} & set(left), left
+        # No DHCP, TFTP or iPXE for gpu4 at any point: the ISO, the ramdisk's static address, the seed's.
+        dhcp = pxe(f"journalctl -u dnsmasq --no-pager --since @{int(started)}")
+        assert GPU4_MAC not in dhcp.lower(), dhcp
+        fetched = [path for _t, path in _access(started)]
+        assert not [p for p in fetched if p.endswith(".ipxe") or p.startswith("/ipxe/")], fetched
+        assert "/hosts/gpu4/deploy.sh" in fetched and "/deploy/initrd.gz" not in fetched, fetched
+        record = json.loads(pxe(f"cat {RECORDS}/gpu4.json"))
+        assert record["source"] == GPU4.ip and record["hostname"] == "gpu4"
+        timings = {"power_cycled": _event_time(run, BOOT_ONCE, "gpu4"), "deploy_started": _utc(steps[0]["time"]),
+                   "image_written": _utc(steps[3]["time"]), "deploy_done": _utc(steps[-1]["time"]),
+                   "phone_home": _utc(record["received"]), "registered": _event_time(run, REGISTRATION, "gpu4")}
+        timings = {k: round(v - started, 1) for k, v in timings.items()}
+        assert all(b >= a - 1.0 for a, b in itertools.pairwise(timings.values())), timings  # whole seconds
+        VMEDIA_TIMINGS.write_text(json.dumps(timings, indent=2) + "\n")
+        print("virtual media deploy of gpu4 (s after provision.yml started):", json.dumps(timings))
+    finally:
+        assert power(lab, "off").rc == 0
+        pxe(f"rm -f {MARKS}/gpu4.installing {MARKS}/gpu4.token {MARKS}/gpu4.imaged {MARKS}/gpu4.deployed "
+            f"{RECORDS}/gpu4.json {RECORDS}/gpu4.steps")
+        if KNOWN_HOSTS.exists():
+            kept = [line for line in KNOWN_HOSTS.read_text().splitlines() if not line.startswith(f"gpu4,{GPU4.ip} ")]
+            KNOWN_HOSTS.write_text("".join(line + "\n" for line in kept))
+        for name, text in records.items():
+            pxe(f"printf '%s' {shlex.quote(text)} > {MARKS}/{name}")
+        back = lab.playbook("playbooks/provision.yml", limit="pxe")
+        assert back.rc == 0, back.failures()
+    assert pxe(f"ls {_pxe_root()}/http/vmedia").split() == [], "the ISO of a node no longer booted by virtual media"
 
 
 NODE_CHECK = "Refuse a node that is a working Node of its cluster"

@@ -9,7 +9,8 @@ node's script, as on a real server whose NIC has no iPXE.
 
 Powered on and off on demand (`gpucloud-lab boot-target on|off`, or `power_on()` from tests), and
 by its BMC: the fleet node gpu4's Redfish emulator (redfish.py) runs
-`python3 -m gpucloud_lab.infra.boottarget on network|http|disk|off|state` (http: UEFI HTTP boot).
+`python3 -m gpucloud_lab.infra.boottarget on network|http|disk|off|state` (http: UEFI HTTP boot), or
+`on cd ISO` (virtual media: the image its BMC fetched, in an IDE CD drive, booted once; `run_cd`).
 
 Its disk (``DISK``, a sparse 4 GiB file seen as a virtio disk of serial ``DISK_SERIAL``) is empty when the lab
 comes up, as a new server's is, and kept across power cycles until `down`. A network boot puts the NIC first and
@@ -20,7 +21,10 @@ Its firmware's debug output and serial console go to the lab's log directory.
 """
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -42,7 +46,7 @@ def ensure_tap() -> None:
     run(["ip", "-n", ns, "link", "set", tap, "master", config.BRIDGE, "up"])
 
 
-BOOT_ORDER = {"network": "n", "http": "n", "disk": "c"}
+BOOT_ORDER = {"network": "n", "http": "n", "disk": "c", "cd": "d"}
 # UEFI HTTP boot (the BMC's one-time UefiHttp): OVMF with its PXE clients off (edk2 OvmfPkg reads these fw_cfg
 # files at each boot, PcdIPv4PXESupport/PcdIPv6PXESupport), so the NIC's boot entry that runs is "UEFI HTTPv4",
 # as a server's firmware does when its BMC selects HTTP boot.
@@ -61,24 +65,52 @@ DISK_MIB = 4096
 DISK_SERIAL = "GCLGPU4ROOT01"  # the fleet's root device hint for gpu4 can name it
 
 
-def qemu_command(memory_mb: int = 1536, boot: str = "network") -> list[str]:
+def qemu_command(memory_mb: int = 1536, boot: str = "network", iso: str = "") -> list[str]:
     # OVMF boots by the devices' bootindex (QEMU's -boot order is for the BIOS): network first when asked, then
-    # the disk. Memory: the deploy ramdisk holds an image in RAM before it writes it.
+    # the disk. Memory: the deploy ramdisk holds an image in RAM before it writes it. A virtual media image (iso)
+    # is an IDE CD drive, first for a one-time Cd boot, else after the disk (a BMC's media stays inserted until
+    # ejected; the firmware's order puts the disk first).
     network = BOOT_ORDER[boot] == "n"
+    cd = BOOT_ORDER[boot] == "d"
     nic = f"virtio-net-pci,netdev=net0,mac={config.BOOT_TARGET.mac},romfile="
+    media = ["-drive", f"file={iso},if=none,id=cd0,media=cdrom,readonly=on",
+             "-device", f"ide-cd,drive=cd0,bootindex={1 if cd else 3}"] if iso else []
     return [
         "ip", "netns", "exec", config.LAB_NETNS,
         "qemu-system-x86_64", "-machine", "pc,accel=tcg", "-m", str(memory_mb), "-smp", "1",
         "-nodefaults", "-display", "none", "-vga", "none",
         "-drive", f"if=pflash,format=raw,unit=0,readonly=on,file={OVMF_CODE}",
         "-drive", f"if=pflash,format=raw,unit=1,file={HTTP_NVRAM if boot == 'http' else NVRAM}",
-        "-serial", f"file:{SERIAL_LOG}",
-        "-chardev", f"file,id=fw,path={FIRMWARE_LOG}", "-device", "isa-debugcon,iobase=0x402,chardev=fw",
+        # appended to (power_on starts them empty): a virtual media boot's second QEMU (run_cd) keeps the first's lines
+        "-chardev", f"file,id=console,path={SERIAL_LOG},append=on", "-serial", "chardev:console",
+        "-chardev", f"file,id=fw,path={FIRMWARE_LOG},append=on", "-device", "isa-debugcon,iobase=0x402,chardev=fw",
         "-netdev", f"tap,id=net0,ifname={config.BOOT_TARGET_TAP},script=no,downscript=no",
         "-device", nic + (",bootindex=1" if network else ""),
         "-drive", f"file={DISK},if=none,id=disk0,format=raw",
-        "-device", f"virtio-blk-pci,drive=disk0,serial={DISK_SERIAL},bootindex={2 if network else 1}",
-    ] + (NO_PXE if boot == "http" else [])
+        "-device", f"virtio-blk-pci,drive=disk0,serial={DISK_SERIAL},bootindex={2 if network or cd else 1}",
+    ] + media + (NO_PXE if boot == "http" else [])
+
+
+def run_cd(iso: str) -> int:
+    """The machine while its BMC's one-time virtual media boot runs (the unit's process): QEMU booting ``iso``
+    from its CD drive with ``-no-reboot``, so that the machine's first reboot (the deploy ramdisk's, once the
+    image is written) ends it; then QEMU again in its place (same process, same unit), booting from the disk with
+    the media still in the drive after it, as a server does once the one-time override is used. A stop (SIGTERM)
+    in the first part stops QEMU. SIMULATION of one thing: QEMU cannot tell a reboot from a power-off here, so a
+    guest power-off during the CD boot also boots the disk."""
+    proc = subprocess.Popen([*qemu_command(boot="cd", iso=iso), "-no-reboot"])  # pylint: disable=consider-using-with
+
+    def stop(_signum, _frame) -> None:
+        proc.terminate()
+        proc.wait()
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    if proc.wait() != 0:
+        return proc.returncode
+    command = qemu_command(boot="disk", iso=iso)
+    os.execvp(command[0], command)
+    return 0
 
 
 def ensure_disk() -> None:
@@ -99,8 +131,9 @@ def ensure_nvram() -> None:
     shutil.copyfile(OVMF_VARS, HTTP_NVRAM)
 
 
-def power_on(boot: str = "network") -> None:
-    """Start the machine (booting from `boot`: network (PXE), http (UEFI HTTP boot) or disk); idempotent."""
+def power_on(boot: str = "network", iso: str = "") -> None:
+    """Start the machine (booting from `boot`: network (PXE), http (UEFI HTTP boot), disk, or cd: the virtual
+    media image ``iso`` once, then the disk); idempotent."""
     ensure_ra()
     if daemon_pid(UNIT):
         return
@@ -110,7 +143,13 @@ def power_on(boot: str = "network") -> None:
     config.LOG_DIR.mkdir(parents=True, exist_ok=True)
     for log in (SERIAL_LOG, FIRMWARE_LOG):
         log.unlink(missing_ok=True)
-    start_daemon(UNIT, qemu_command(boot=boot))
+    if boot == "cd":
+        if not Path(iso).is_file():
+            raise RuntimeError(f"the boot target's virtual media image {iso} is missing")
+        start_daemon(UNIT, [sys.executable, "-m", "gpucloud_lab.infra.boottarget", "run-cd", iso],
+                     env={"PYTHONPATH": str(config.LAB_DIR)})
+    else:
+        start_daemon(UNIT, qemu_command(boot=boot))
 
 
 def power_off() -> None:
@@ -153,13 +192,19 @@ class BootTarget:
 
 
 def main(argv: list[str]) -> int:
-    """For the boot target's BMC: `on network|http|disk`, `off`, `state` (prints on or off)."""
-    if argv[:1] == ["on"] and len(argv) == 2 and argv[1] in BOOT_ORDER:
+    """For the boot target's BMC: `on network|http|disk`, `on cd ISO`, `off`, `state` (prints on or off); and
+    `run-cd ISO`, the unit's own process of a virtual media boot."""
+    if argv[:1] == ["run-cd"] and len(argv) == 2:
+        return run_cd(argv[1])
+    if argv[:2] == ["on", "cd"] and len(argv) == 3:
+        power_on("cd", argv[2])
+    elif argv[:1] == ["on"] and len(argv) == 2 and argv[1] in BOOT_ORDER and argv[1] != "cd":
         power_on(argv[1])
     elif argv == ["off"]:
         power_off()
     elif argv != ["state"]:
-        print("usage: python3 -m gpucloud_lab.infra.boottarget on network|http|disk | off | state", file=sys.stderr)
+        print("usage: python3 -m gpucloud_lab.infra.boottarget on network|http|disk | on cd ISO | off | state",
+              file=sys.stderr)
         return 2
     print(state())
     return 0

@@ -7,8 +7,9 @@ deb.debian.org's (``dists/bookworm/{InRelease,Release}``, ``dists/bookworm/main/
 * the kernel (``linux-image-amd64`` and the kernel package it depends on) and ``busybox-static``: role
   pxe_server fetches them with ``apt-get download`` to build the deploy ramdisk of image profiles;
 * ``containernetworking-plugins``, whose plugins the Kubernetes mirror's ``kubernetes-cni`` package carries;
-* ``fdisk``, ``zstd``, ``xz-utils`` and ``qemu-utils`` (qemu-img: qcow2 images are converted on the boot server)
-  with everything they need: the role installs them on the boot server.
+* ``fdisk``, ``zstd``, ``xz-utils`` and ``qemu-utils`` (qemu-img: qcow2 images are converted on the boot server),
+  and ``xorriso``, ``mtools``, ``dosfstools``, ``binutils`` and ``systemd-boot-efi`` (the deploy ISOs of nodes
+  booted by virtual media) with everything they need: the role installs them on the boot server.
 
 An air-gapped site's boot server lists its Debian mirror; the lab's boot server (pxe) lists this one
 (``SOURCES`` and the lab's key in ``/etc/apt/``), written when the mirror comes up, so that the role installs and
@@ -34,7 +35,8 @@ SUITE = "bookworm"
 KERNEL = "linux-image-amd64"
 # containernetworking-plugins: the Kubernetes mirror's kubernetes-cni package is made of it (infra/pkg_mirror.py).
 DOWNLOADED = ("busybox-static", "containernetworking-plugins")
-INSTALLED = ("fdisk", "zstd", "xz-utils", "qemu-utils")
+INSTALLED = ("fdisk", "zstd", "xz-utils", "qemu-utils",
+             "xorriso", "mtools", "dosfstools", "binutils", "systemd-boot-efi")
 KEYRING = Path("etc/apt/keyrings/gpucloud-lab-mirror.asc")
 SOURCES = Path("etc/apt/sources.list.d/gpucloud-lab-debian.sources")
 

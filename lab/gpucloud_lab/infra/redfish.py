@@ -12,6 +12,8 @@ The boot target (fleet node gpu4, a QEMU machine) has the same emulator with a d
 really powers it: On / ForceOff / ForceRestart start and stop the QEMU process (power state is
 whether it runs), and the boot override decides QEMU's boot device. BootSourceOverrideEnabled
 is honoured (sushy-tools itself always reports Continuous): Once is consumed by the next power-on.
+Virtual media is sushy-tools' own (VirtualMedia.InsertMedia fetches the image into the BMC's folder, as a BMC
+fetches it over HTTP): a one-time Cd boot starts QEMU with that image in its CD drive (boottarget.py).
 """
 from __future__ import annotations
 
@@ -206,10 +208,18 @@ class QemuDriver(fakedriver.FakeDriver):
             raise error.NotSupportedError(f"Power state {state} is not supported")
 
     def _boot(self, system):
-        override = enabled()
-        network = system.get("boot_device") == "Pxe" and override in ("Once", "Continuous")
-        lab("on", ("http" if http() else "network") if network else "disk")
-        if override == "Once":
+        override = enabled() in ("Once", "Continuous")
+        device = system.get("boot_device")
+        # sushy-tools' InsertMedia fetched the image into this BMC's folder and recorded it as the system's
+        # boot_image: [path, write_protected, inserted] per device (fakedriver.set_boot_image).
+        cd = (system.get("boot_image") or {}).get("Cd") or [None, True, False]
+        if override and device == "Cd" and cd[0] and cd[2]:
+            lab("on", "cd", cd[0])
+        elif override and device == "Pxe":
+            lab("on", "http" if http() else "network")
+        else:  # no override, or a CD override with no media: the firmware goes on to the disk
+            lab("on", "disk")
+        if enabled() == "Once":
             set_enabled("Disabled")
 
 
