@@ -1,5 +1,6 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A pod runs on a node that the collection made, through a real kubelet (issue 19).
+"""A pod runs on a node that the collection made, through a real kubelet (issue 19); so does a tenant's pod that
+KAI bound (issue 20).
 
 gpu3 starts as a freshly installed server (``gpucloud-lab reimage``: the base image, no kubeadm, no kubelet) whose
 site mirror is the lab mirror's second repository, the one whose ``kubelet`` package is the real kubelet built from
@@ -37,6 +38,11 @@ POD = "hello-real-kubelet"
 IMAGE = "docker.io/gpucloud-lab/hello:1.0"
 SAID = "ran through a real kubelet"
 POD_SUBNET = "10.244.23.0/24"
+# A shared tenant of the lab's fleet (inventories/lab/fleet.yml), its namespace and KAI queue (the fleet's derived
+# names, plugins/module_utils/_fleet/schema.py TENANT_DERIVED_NAMES).
+TENANT_NS, TENANT_QUEUE = "tenant-beta", "tenant-beta"
+TENANT_POD = "beta-on-a-real-kubelet"
+TENANT_SAID = "a tenant's pod, bound by KAI"
 
 
 def _real_mirror() -> str:
@@ -64,14 +70,27 @@ def _pod() -> dict:
     }
 
 
+def _tenant_pod() -> dict:
+    """A shared tenant's pod as vCluster's syncer writes it into the tenant's namespace of the host cluster: KAI's
+    scheduler and the tenant's queue (the lab's KAI simulation binds it, within the queue's limits), CPU and
+    memory only (GPUs are what the simulated kubelet's Nodes advertise, through the GPU Operator simulation)."""
+    pod = _pod()
+    pod["metadata"] = {"name": TENANT_POD, "namespace": TENANT_NS, "labels": {"kai.scheduler/queue": TENANT_QUEUE}}
+    pod["spec"]["schedulerName"] = "kai-scheduler"
+    pod["spec"]["containers"][0].update(args=[TENANT_SAID], resources={"requests": {"cpu": "100m", "memory": "16Mi"}})
+    return pod
+
+
 @pytest.fixture
-def real_node(lab: Lab) -> Iterator[Lab]:
+def real_node(converged, lab: Lab) -> Iterator[Lab]:
     kubectl("delete", "pod", POD, "--ignore-not-found", "--grace-period=0", "--force")
+    kubectl("-n", TENANT_NS, "delete", "pod", TENANT_POD, "--ignore-not-found", "--grace-period=0", "--force")
     _reimage()
     on(NODE, "test ! -e /usr/bin/kubelet && test ! -e /usr/bin/kubeadm")  # a fresh install: the roles bring them
     write_pod_network(NODE, POD_SUBNET)
     yield lab
     kubectl("delete", "pod", POD, "--ignore-not-found", "--grace-period=0", "--force")
+    kubectl("-n", TENANT_NS, "delete", "pod", TENANT_POD, "--ignore-not-found", "--grace-period=0", "--force")
     _reimage()
     back = lab.playbook("playbooks/gpu_hosts.yml", limit=NODE)
     assert back.rc == 0, ("gpu3 not given back as site.yml left it", back.failures())
@@ -112,6 +131,24 @@ def test_a_pod_runs_to_succeeded_through_a_real_kubelet_on_a_node_the_roles_made
     assert pod["status"]["podIP"].startswith(POD_SUBNET.rsplit(".", 2)[0] + "."), pod["status"]
     # The log, read through the API server from the node's kubelet.
     assert kubectl("logs", POD).stdout == f"gpucloud-lab hello\n{SAID}\n"
+
+    # A shared tenant's pod, bound by KAI within its queue's limits (issue 20: "with the real kubelet, bound pods
+    # run"): the lab's KAI simulation binds it (no default-scheduler), the real kubelet runs it.
+    kubectl("apply", "-f", "-", input=json.dumps(_tenant_pod()))
+
+    def tenant_finished() -> dict | None:
+        pod = json.loads(kubectl("-n", TENANT_NS, "get", "pod", TENANT_POD, "-o", "json").stdout)
+        return pod if pod["status"].get("phase") in ("Succeeded", "Failed") else None
+
+    tenant = wait(tenant_finished, f"{TENANT_NS}/{TENANT_POD} to finish on {NODE}", timeout=120, interval=2)
+    assert tenant["status"]["phase"] == "Succeeded" and tenant["spec"]["nodeName"] == NODE, tenant["status"]
+    events = json.loads(kubectl("-n", TENANT_NS, "get", "events", "--field-selector",
+                                f"involvedObject.name={TENANT_POD}", "-o", "json").stdout)["items"]
+    sources = {(e.get("source", {}).get("component") or e.get("reportingComponent"), e["reason"]) for e in events}
+    assert ("kubelet", "Started") in sources and ("default-scheduler", "Scheduled") not in sources, sources
+    controller_log = (real_node.config.LOG_DIR / "lab-controller.log").read_text()
+    assert f"kai-scheduler: {TENANT_NS}/{TENANT_POD} bound to {NODE} (queue {TENANT_QUEUE})" in controller_log
+    assert kubectl("-n", TENANT_NS, "logs", TENANT_POD).stdout == f"gpucloud-lab hello\n{TENANT_SAID}\n"
 
     again = real_node.playbook("playbooks/gpu_hosts.yml", mirror, limit=NODE)
     assert again.rc == 0, again.failures()

@@ -289,4 +289,4 @@ class PackageMirror:
                     f"kubeadm {VERSION} (real), kubelet {VERSION} SIMULATION; signed with the lab's key"),
                 Row("package mirror (real kubelet)", state(), REAL_URL, f"kubeadm and kubelet {VERSION}, both real"),
                 Row("debian mirror", state(), f"{DEBIAN_URL} {debian_mirror.SUITE}",
-                    "Debian's kernel, busybox-static, fdisk, zstd, xz-utils (the boot server's sources)")]
+                    "Debian's kernel, busybox-static and the deploy and ISO tools (the boot server's sources)")]

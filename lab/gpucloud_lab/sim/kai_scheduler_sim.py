@@ -23,14 +23,16 @@ as strictly as KAI computes it:
   resultsWithNonPreemptibleOverQuota for non-preemptible pods - label `kai.scheduler/preemptibility:
   non-preemptible` or a priority of 100 and more), with KAI's reasons and messages
   (`pkg/scheduler/api/unschedule_info.go`, `common_info/job_errors.go` JobFitErrorsToMessage);
-* then a node whose allocatable cpu, memory and nvidia.com/gpu still hold the request.
+* then a node that the pod's nodeSelector selects and whose allocatable cpu, memory and nvidia.com/gpu still
+  hold the request.
 
 A pod that passes is bound to that node through the pods/binding subresource (KAI's binder does the same
 through a BindRequest); one that does not stays Pending, with condition PodScheduled False, reason
 Unschedulable and KAI's message (`pkg/scheduler/cache/status_updater/default_status_updater.go`
 markTaskUnschedulable). Not simulated: fair-share division of over-quota resources among queues,
-reclaim and preemption, gangs, topology, GPU sharing and DRA; the node fit is a plain sum, and its
-message is this simulation's own.
+reclaim and preemption, gangs, topology, GPU sharing and DRA; node affinity beyond nodeSelector, and taints
+(the lab's Nodes keep the kubelet's not-ready taint: the lab runs no node lifecycle controller); the node fit is
+a plain sum, and its message is this simulation's own.
 """
 from __future__ import annotations
 
@@ -214,11 +216,19 @@ def ready(node: JSON) -> bool:
         c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
+def selected(node: JSON, pod: JSON) -> bool:
+    """Whether the node has every label of the pod's ``nodeSelector`` (KAI's predicates take kube-scheduler's
+    NodeAffinity plugin, which requires them all)."""
+    labels = node["metadata"].get("labels") or {}
+    return all(labels.get(key) == value for key, value in ((pod.get("spec") or {}).get("nodeSelector") or {}).items())
+
+
 def choose_node(nodes: list[JSON], bound: list[JSON], pod: JSON) -> str | None:
-    """The first Ready node (by name) whose allocatable still holds the request."""
+    """The first Ready node (by name) that the pod's nodeSelector selects and whose allocatable still holds the
+    request."""
     request = pod_request(pod)
     for node in sorted(nodes, key=lambda n: n["metadata"]["name"]):
-        if not ready(node):
+        if not ready(node) or not selected(node, pod):
             continue
         free = _allocatable(node)
         for other in bound:
@@ -231,9 +241,13 @@ def choose_node(nodes: list[JSON], bound: list[JSON], pod: JSON) -> str | None:
 
 
 def no_node_message(nodes: list[JSON], pod: JSON) -> str:
-    short = sorted({res for res in RESOURCES for node in nodes if pod_request(pod)[res] > _allocatable(node)[res]})
+    unselected = sum(1 for node in nodes if not selected(node, pod))
+    short = sorted({res for res in RESOURCES for node in nodes
+                    if selected(node, pod) and pod_request(pod)[res] > _allocatable(node)[res]})
+    reasons = (["%d node(s) didn't match Pod's node affinity/selector" % unselected] if unselected else []) + (
+        ["node(s) didn't have enough resources: " + ", ".join(short)] if short else [])
     return "Unable to schedule pod: 0/%d nodes are available%s." % (
-        len(nodes), (": node(s) didn't have enough resources: " + ", ".join(short)) if short else "")
+        len(nodes), (": " + "; ".join(reasons)) if reasons else "")
 
 
 class KaiScheduler:

@@ -161,6 +161,23 @@ def test_no_node_with_room_leaves_the_pod_pending() -> None:
         "Unable to schedule pod: 0/1 nodes are available: node(s) didn't have enough resources: GPU.")
 
 
+def test_a_pod_goes_only_to_a_node_its_node_selector_selects() -> None:
+    picky = pod("a", gpus=1)
+    picky["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "gpu3"}
+    nodes = [node("gpu2"), node("gpu3")]
+    for n in nodes:
+        n["metadata"]["labels"] = {"kubernetes.io/hostname": n["metadata"]["name"]}
+    api = FakeApi([picky], tree(BETA), nodes)
+    kai.KaiScheduler().sync({"fake": api})
+    assert [(path.split("/")[-2], body["target"]["name"]) for m, path, body in api.calls] == [("a", "gpu3")]
+    elsewhere = pod("bb", gpus=1)
+    elsewhere["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "gpu9"}
+    api = FakeApi([elsewhere], tree(BETA), nodes)
+    kai.KaiScheduler().sync({"fake": api})
+    assert api.pods[0]["status"]["conditions"][0]["message"] == (
+        "Unable to schedule pod: 0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.")
+
+
 def test_a_parent_queue_takes_no_jobs() -> None:
     api = FakeApi([pod("a", queue="gpucloud")], tree(BETA), [node("gpu2")])
     kai.KaiScheduler().sync({"fake": api})
