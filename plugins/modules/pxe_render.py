@@ -43,7 +43,7 @@ options:
         C(ip) and C(os) (an OS profile of O(site)), and optionally C(root_device), the node's root device
         hints (else its OS profile's apply; without any, the smallest non-removable disk of at least 32 GiB),
         and C(boot_target) (the fleet's C(bmc.boot_target); V(Cd), virtual media, needs an image profile whose
-        kernel and initrd this boot server serves: see RV(vmedia)).
+        kernel and initrd this boot server serves, see RV(vmedia)).
       - Each seed chooses the root disk on the node before partitioning and stops the install, listing the
         disks found, when no disk or more than one matches.
     type: list
@@ -190,8 +190,8 @@ deploy_ramdisk:
   type: bool
 vmedia:
   description:
-    - One entry per node booted by virtual media (C(boot_target=Cd)): C(name), C(kernel) and C(initrd) (paths under
-      the HTTP root) and C(cmdline), the kernel command line (the iPXE script's, with the node's static address
+    - One entry per node booted by virtual media (C(boot_target=Cd)), with C(name), C(kernel) and C(initrd) (paths
+      under the HTTP root) and C(cmdline), the kernel command line (the iPXE script's, with the node's static address
       C(gpucloud.ip=) and gateway C(gpucloud.gw=)). The role builds C(vmedia/<name>.iso) from it, which the node's
       BMC inserts (Redfish C(VirtualMedia.InsertMedia)). It holds no secret (the install's token is in the seed).
   returned: always

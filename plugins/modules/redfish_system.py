@@ -103,7 +103,7 @@ options:
       - An ISO's URL (http or https) for the system's virtual CD/DVD drive, inserted write-protected before the
         boot override (DSP2046 C(VirtualMedia.InsertMedia); the BMC fetches it). Another image in the drive is
         ejected first; the same image already inserted changes nothing. With O(boot_once=Cd) the next boot runs
-        it: a node's deploy ISO from the boot server (role C(pxe_server)) on a site without PXE.
+        it - a node's deploy ISO from the boot server (role C(pxe_server)) on a site without PXE.
       - The drive is the first C(VirtualMedia) member with C(MediaTypes) CD or DVD, under the system (Redfish
         2021.1 and later) or else under its manager (iDRAC, iLO, XCC). A BMC without one fails before any change.
     type: str

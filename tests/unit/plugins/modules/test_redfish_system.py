@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from types import MappingProxyType
 
 import pytest
 
@@ -22,7 +24,7 @@ class FakeClient:
     name = "gpu1"
     url = "https://192.0.2.11"
 
-    def __init__(self, power: str = "Off", boot: dict | None = None, drive: dict | None = EMPTY,
+    def __init__(self, power: str = "Off", boot: dict | None = None, drive: Mapping | None = MappingProxyType(EMPTY),
                  refused: tuple[str, ...] = ()) -> None:
         self.power = power
         self.boot = boot or {"target": "None", "enabled": "Disabled"}
