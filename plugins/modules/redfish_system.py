@@ -107,6 +107,7 @@ options:
       - The drive is the first C(VirtualMedia) member with C(MediaTypes) CD or DVD, under the system (Redfish
         2021.1 and later) or else under its manager (iDRAC, iLO, XCC). A BMC without one fails before any change.
     type: str
+    default: ""
   media_eject:
     description: Eject whatever the virtual CD/DVD drive holds (C(VirtualMedia.EjectMedia)); not with O(media_image).
     type: bool
