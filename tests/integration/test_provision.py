@@ -836,6 +836,23 @@ def _gpu4_image_inventory(tmp_path: Path, image: Path, boot_target: str = "") ->
     return inv
 
 
+def _give_back_deployed_gpu4(lab: Lab, records: dict[str, str]) -> None:
+    """After a deploy of gpu4: it is powered off; its marks, its lifecycle record and its phone-home record and step
+    reports go (the next tests expect the boot server's records and the known_hosts file to hold none of gpu4's),
+    and so do the lines registration wrote for it in the managed known_hosts file (other nodes' lines stay); the
+    lifecycle records it had before (``records``) come back, and the boot server is as the lab's own fleet has it."""
+    assert power(lab, "off").rc == 0
+    pxe(f"rm -f {MARKS}/gpu4.installing {MARKS}/gpu4.token {MARKS}/gpu4.imaged {MARKS}/gpu4.deployed "
+        f"{RECORDS}/gpu4.json {RECORDS}/gpu4.steps")
+    if KNOWN_HOSTS.exists():
+        kept = [line for line in KNOWN_HOSTS.read_text().splitlines() if not line.startswith(f"gpu4,{GPU4.ip} ")]
+        KNOWN_HOSTS.write_text("".join(line + "\n" for line in kept))
+    for name, text in records.items():
+        pxe(f"printf '%s' {shlex.quote(text)} > {MARKS}/{name}")
+    back = lab.playbook("playbooks/provision.yml", limit="pxe")
+    assert back.rc == 0, back.failures()
+
+
 @pytest.mark.boot_chain
 def test_boot_target_deploys_a_cloud_image_and_registers_with_the_keys_it_posted(lab: Lab, tmp_path: Path) -> None:
     """gpu4 bare (an empty disk) to SSH, as a GPU server: gpu4 on an image profile (the lab's Debian 12 cloud image
@@ -930,19 +947,7 @@ def test_boot_target_deploys_a_cloud_image_and_registers_with_the_keys_it_posted
         assert [f for _t, f in _dhcp_acks(stray) if f == f"{HTTP}/ipxe/snponly.efi"], _dhcp_acks(stray)
         assert pxe(f"cat {RECORDS}/gpu4.steps").count("\n") == 5  # no deploy ran
     finally:
-        assert power(lab, "off").rc == 0
-        # Its marks, its lifecycle record and its phone-home record and step reports (the next tests expect the
-        # boot server's records and the known_hosts file to hold none of gpu4's) ...
-        pxe(f"rm -f {MARKS}/gpu4.installing {MARKS}/gpu4.token {MARKS}/gpu4.imaged {MARKS}/gpu4.deployed "
-            f"{RECORDS}/gpu4.json {RECORDS}/gpu4.steps")
-        # and the lines registration wrote for gpu4 in the managed known_hosts file (other nodes' lines stay).
-        if KNOWN_HOSTS.exists():
-            kept = [line for line in KNOWN_HOSTS.read_text().splitlines() if not line.startswith(f"gpu4,{GPU4.ip} ")]
-            KNOWN_HOSTS.write_text("".join(line + "\n" for line in kept))
-        for name, text in records.items():
-            pxe(f"printf '%s' {shlex.quote(text)} > {MARKS}/{name}")
-        back = lab.playbook("playbooks/provision.yml", limit="pxe")
-        assert back.rc == 0, back.failures()
+        _give_back_deployed_gpu4(lab, records)
 
 
 VMEDIA_TIMINGS = config.LOG_DIR / "vmedia-deploy-timings.json"
@@ -1010,16 +1015,7 @@ def test_boot_target_deploys_from_virtual_media_without_dhcp_or_pxe(lab: Lab, tm
         assert again.rc == 0 and not again.hosts_with("changed"), again.changed_tasks()
         assert pxe(f"stat -c %Y {iso}") == built
     finally:
-        assert power(lab, "off").rc == 0
-        pxe(f"rm -f {MARKS}/gpu4.installing {MARKS}/gpu4.token {MARKS}/gpu4.imaged {MARKS}/gpu4.deployed "
-            f"{RECORDS}/gpu4.json {RECORDS}/gpu4.steps")
-        if KNOWN_HOSTS.exists():
-            kept = [line for line in KNOWN_HOSTS.read_text().splitlines() if not line.startswith(f"gpu4,{GPU4.ip} ")]
-            KNOWN_HOSTS.write_text("".join(line + "\n" for line in kept))
-        for name, text in records.items():
-            pxe(f"printf '%s' {shlex.quote(text)} > {MARKS}/{name}")
-        back = lab.playbook("playbooks/provision.yml", limit="pxe")
-        assert back.rc == 0, back.failures()
+        _give_back_deployed_gpu4(lab, records)
     assert pxe(f"ls {_pxe_root()}/http/vmedia").split() == [], "the ISO of a node no longer booted by virtual media"
 
 
