@@ -836,6 +836,25 @@ def _gpu4_image_inventory(tmp_path: Path, image: Path, boot_target: str = "") ->
     return inv
 
 
+def _gpu4_off_with_its_records(lab: Lab) -> dict[str, str]:
+    """gpu4 powered off, and its lifecycle records as the last test left them (a reinstall forgets them;
+    ``_give_back_deployed_gpu4`` puts them back)."""
+    assert power(lab, "off").rc == 0
+    return {name: pxe(f"cat {MARKS}/{name}") for name in pxe(f"ls {MARKS}").split()
+            if name in ("gpu4.deployed", "gpu4.decommissioned")}
+
+
+def _deploy_gpu4(lab: Lab, inv: Path) -> tuple:
+    """``provision.yml -e reinstall=gpu4 -e confirm=gpu4`` with inventory ``inv``, waiting for the deploy and the
+    registration (the lab's group vars do not wait for gpu4: its installer profile stops at the preseed); the run
+    and gpu4's serial console, which a failure shows."""
+    run = lab.playbook("playbooks/provision.yml", {"reinstall": "gpu4", "confirm": "gpu4", "os_install_wait": True,
+                                                   "os_install_wait_timeout": 1200}, limit="pxe,gpu4", inventory=inv)
+    serial = (config.LOG_DIR / "boot-target.serial.log").read_text(errors="replace")
+    assert run.rc == 0, (run.failures(), serial[-3000:])
+    return run, serial
+
+
 def _give_back_deployed_gpu4(lab: Lab, records: dict[str, str]) -> None:
     """After a deploy of gpu4: it is powered off; its marks, its lifecycle record and its phone-home record and step
     reports go (the next tests expect the boot server's records and the known_hosts file to hold none of gpu4's),
@@ -866,17 +885,10 @@ def test_boot_target_deploys_a_cloud_image_and_registers_with_the_keys_it_posted
     go to the lab's log folder (bench/bench_image_deploy.py reads them)."""
     image = cloud_image.ensure_qcow2()
     inv = _gpu4_image_inventory(tmp_path, image)
-    assert power(lab, "off").rc == 0
-    records = {name: pxe(f"cat {MARKS}/{name}") for name in pxe(f"ls {MARKS}").split()
-               if name in ("gpu4.deployed", "gpu4.decommissioned")}
+    records = _gpu4_off_with_its_records(lab)
     started = time.time()
     try:
-        # The lab's group vars do not wait for gpu4 (its installer profile stops at the preseed); this one does.
-        run = lab.playbook("playbooks/provision.yml", {"reinstall": "gpu4", "confirm": "gpu4", "os_install_wait": True,
-                                                       "os_install_wait_timeout": 1200}, limit="pxe,gpu4",
-                           inventory=inv)
-        serial = (config.LOG_DIR / "boot-target.serial.log").read_text(errors="replace")
-        assert run.rc == 0, (run.failures(), serial[-3000:])
+        run, serial = _deploy_gpu4(lab, inv)
         # The deploy ramdisk the boot server built (this run or an earlier one) from the site's Debian mirror.
         version = pxe(f"cat {_pxe_root()}/http/deploy/version").split()
         assert version[0].startswith("linux-image-6.") and version[0].endswith("-amd64"), version
@@ -966,17 +978,11 @@ def test_boot_target_deploys_from_virtual_media_without_dhcp_or_pxe(lab: Lab, tm
     server as the lab's own fleet has it removes the ISO of a node no longer booted by virtual media."""
     image = cloud_image.ensure_qcow2()
     inv = _gpu4_image_inventory(tmp_path, image, boot_target="Cd")
-    assert power(lab, "off").rc == 0
-    records = {name: pxe(f"cat {MARKS}/{name}") for name in pxe(f"ls {MARKS}").split()
-               if name in ("gpu4.deployed", "gpu4.decommissioned")}
+    records = _gpu4_off_with_its_records(lab)
     iso = f"{_pxe_root()}/http/vmedia/gpu4.iso"
     started = time.time()
     try:
-        run = lab.playbook("playbooks/provision.yml", {"reinstall": "gpu4", "confirm": "gpu4", "os_install_wait": True,
-                                                       "os_install_wait_timeout": 1200}, limit="pxe,gpu4",
-                           inventory=inv)
-        serial = (config.LOG_DIR / "boot-target.serial.log").read_text(errors="replace")
-        assert run.rc == 0, (run.failures(), serial[-3000:])
+        run, serial = _deploy_gpu4(lab, inv)
         # The ISO the BMC was given is the one the boot server built, and the firmware booted its UEFI program.
         sent = run.results(BOOT_ONCE)["gpu4"]
         assert sent["boot"]["target"] == "Cd" and sent["media"] == {"image": f"{HTTP}/vmedia/gpu4.iso",

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .seeds import prefixlen
+
 
 def seed_base(http_base: str, name: str) -> str:
     return "%s/hosts/%s/" % (http_base, name)
@@ -53,7 +55,7 @@ def vmedia(node: dict[str, Any], boot: dict[str, Any], site: dict[str, Any], htt
                              % (node["os"], key, boot[key], prefix, key))
         paths[key] = boot[key][len(prefix):]
     mgmt = site["management"]
-    static = ["gpucloud.ip=%s/%s" % (node["ip"], mgmt["subnet"].split("/")[1]), "gpucloud.gw=%s" % mgmt["gateway"]]
+    static = ["gpucloud.ip=%s/%d" % (node["ip"], prefixlen(site)), "gpucloud.gw=%s" % mgmt["gateway"]]
     args = kernel_args(node, "", boot, site, http_base, console).split()
     return dict(paths, cmdline=" ".join([a for a in args if a != "initrd=initrd"] + static))
 

@@ -37,7 +37,8 @@ def _dump(data: Any) -> str:
     return json.dumps(data, indent=2) + "\n"
 
 
-def _prefixlen(site: dict[str, Any]) -> int:
+def prefixlen(site: dict[str, Any]) -> int:
+    """The management subnet's prefix length (the fleet model validated the subnet)."""
     return int(site["management"]["subnet"].split("/")[1])
 
 
@@ -109,7 +110,7 @@ def ubuntu(node: Node, site: Node, boot: Node, options: Node) -> dict[str, str]:
         "storage": {"layout": {"name": "lvm", "match": {"path": _DISK_PLACEHOLDER}}, "swap": {"size": 0}},
         "network": {"version": 2, "ethernets": {"pxe": {
             "match": {"macaddress": node["mac"]}, "set-name": "pxe0",
-            "addresses": ["%s/%d" % (node["ip"], _prefixlen(site))],
+            "addresses": ["%s/%d" % (node["ip"], prefixlen(site))],
             "routes": [{"to": "default", "via": mgmt["gateway"]}],
             "nameservers": {"addresses": _nameservers(site), "search": [site["domain"]]},
         }}},
