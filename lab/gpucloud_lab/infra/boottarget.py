@@ -69,7 +69,9 @@ def qemu_command(memory_mb: int = 1536, boot: str = "network", iso: str = "") ->
     # OVMF boots by the devices' bootindex (QEMU's -boot order is for the BIOS): network first when asked, then
     # the disk. Memory: the deploy ramdisk holds an image in RAM before it writes it. A virtual media image (iso)
     # is an IDE CD drive, first for a one-time Cd boot, else after the disk (a BMC's media stays inserted until
-    # ejected; the firmware's order puts the disk first).
+    # ejected; the firmware's order puts the disk first). Two vCPUs on multi-threaded TCG: a single vCPU left one of
+    # the machine's two cores idle while the guest booted (vmstat: ~45% idle); with two the virtual media deploy's
+    # machine time went from 101 s to 88 s (ramdisk write 23 -> 18 s, reboot to phone-home 64 -> 55 s).
     network = BOOT_ORDER[boot] == "n"
     cd = BOOT_ORDER[boot] == "d"
     nic = f"virtio-net-pci,netdev=net0,mac={config.BOOT_TARGET.mac},romfile="
@@ -77,7 +79,7 @@ def qemu_command(memory_mb: int = 1536, boot: str = "network", iso: str = "") ->
              "-device", f"ide-cd,drive=cd0,bootindex={1 if cd else 3}"] if iso else []
     return [
         "ip", "netns", "exec", config.LAB_NETNS,
-        "qemu-system-x86_64", "-machine", "pc,accel=tcg", "-m", str(memory_mb), "-smp", "1",
+        "qemu-system-x86_64", "-machine", "pc", "-accel", "tcg,thread=multi", "-m", str(memory_mb), "-smp", "2",
         "-nodefaults", "-display", "none", "-vga", "none",
         "-drive", f"if=pflash,format=raw,unit=0,readonly=on,file={OVMF_CODE}",
         "-drive", f"if=pflash,format=raw,unit=1,file={HTTP_NVRAM if boot == 'http' else NVRAM}",
@@ -185,8 +187,8 @@ class BootTarget:
     def rows(self) -> list[Row]:
         ra = "running" if daemon_pid(RA_UNIT) else "stopped"
         return [Row("boot target", state(), f"tap {config.BOOT_TARGET_TAP}",
-                    f"qemu TCG, UEFI (OVMF), mac {config.BOOT_TARGET.mac}, disk serial {DISK_SERIAL}, UEFI PXE "
-                    f"or HTTP boot via the segment's DHCP; "
+                    f"qemu TCG (2 vCPUs, multi-threaded), UEFI (OVMF), mac {config.BOOT_TARGET.mac}, "
+                    f"disk serial {DISK_SERIAL}, UEFI PXE or HTTP boot via the segment's DHCP; "
                     f"`gpucloud-lab boot-target on`"),
                 Row("pxe ipv6 RA", ra, config.BRIDGE, "lifetime-0 RA: iPXE reaches DHCP in ~5 s")]
 
