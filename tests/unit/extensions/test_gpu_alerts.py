@@ -480,13 +480,19 @@ def test_ansible_rulebook_runs_the_source_by_its_fqcn(tmp_path: Path) -> None:
     }], sort_keys=False))
     (tmp_path / "inventory.yml").write_text("all:\n  hosts:\n    localhost:\n")
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": _collections_path(), "ANSIBLE_LOCAL_TEMP": str(tmp_path)}
-    proc = subprocess.Popen([cli, "--rulebook", str(rulebook), "-i", str(tmp_path / "inventory.yml")],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    log = tmp_path / "rulebook.out"
+
+    def printed_events() -> list[str]:
+        return [line for line in log.read_text().splitlines() if line.startswith("{") and "gpucloud" in line]
+
+    with log.open("w") as out:
+        proc = subprocess.Popen([cli, "--rulebook", str(rulebook), "-i", str(tmp_path / "inventory.yml")],
+                                cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
     try:
         deadline = time.monotonic() + 90
         while not accepts(port):
-            assert proc.poll() is None, proc.communicate()[0]
+            assert proc.poll() is None, log.read_text()
             assert time.monotonic() < deadline, "ansible-rulebook did not start the source"
             time.sleep(0.2)
 
@@ -494,15 +500,21 @@ def test_ansible_rulebook_runs_the_source_by_its_fqcn(tmp_path: Path) -> None:
             return await Served(asyncio.Queue(), f"http://127.0.0.1:{port}").post(sample(), token=TOKEN)
 
         assert run(post()) == (202, {"queued": 3, "dropped": 0})
-        time.sleep(3)  # the rule engine matches and prints
+        # The rule engine matches and prints: wait for the first event (a wait, not a timing: the machine may be
+        # busy), then a little longer, for a second one that must not come.
+        deadline = time.monotonic() + 60
+        while not printed_events() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        time.sleep(2)
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         try:
-            output = proc.communicate(timeout=30)[0]
+            proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
-            output = proc.communicate()[0]
-    printed = [line for line in output.splitlines() if line.startswith("{") and "gpucloud" in line]
+            proc.wait()
+    output = log.read_text()
+    printed = printed_events()
     assert len(printed) == 1, output  # GpuFatalXid only: the ECC alert has no xid, Xid 79 asks a reboot
     event = json.loads(printed[0].replace("'", '"'))
     assert event["gpucloud"]["alert"] == "GpuFatalXid" and event["gpucloud"]["node"] == "gpu-node-01"
