@@ -246,7 +246,7 @@ def seed(node: dict[str, Any], site: dict[str, Any], options: dict[str, Any]) ->
     # 0.0.0.0/0: cloud-init 22.4 (Debian 12) refuses "default" ("Address default is not a valid ip network").
     network = {"version": 2, "ethernets": {"pxe": {
         "match": {"macaddress": node["mac"]}, "set-name": "pxe0",
-        "addresses": ["%s/%s" % (node["ip"], mgmt["subnet"].split("/")[1])],
+        "addresses": ["%s/%d" % (node["ip"], seeds.prefixlen(site))],
         "routes": [{"to": "0.0.0.0/0", "via": mgmt["gateway"]}],
         "nameservers": {"addresses": list(mgmt.get("nameservers") or [mgmt["gateway"]]), "search": [site["domain"]]},
     }}}
