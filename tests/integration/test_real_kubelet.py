@@ -1,6 +1,6 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A pod runs on a node that the collection made, through a real kubelet (issue 19); so does a tenant's pod that
-KAI bound (issue 20).
+requests a GPU and that KAI bound (issue 20).
 
 gpu3 starts as a freshly installed server (``gpucloud-lab reimage``: the base image, no kubeadm, no kubelet) whose
 site mirror is the lab mirror's second repository, the one whose ``kubelet`` package is the real kubelet built from
@@ -43,6 +43,7 @@ POD_SUBNET = "10.244.23.0/24"
 TENANT_NS, TENANT_QUEUE = "tenant-beta", "tenant-beta"
 TENANT_POD = "beta-on-a-real-kubelet"
 TENANT_SAID = "a tenant's pod, bound by KAI"
+GPU = "nvidia.com/gpu"
 
 
 def _real_mirror() -> str:
@@ -72,12 +73,16 @@ def _pod() -> dict:
 
 def _tenant_pod() -> dict:
     """A shared tenant's pod as vCluster's syncer writes it into the tenant's namespace of the host cluster: KAI's
-    scheduler and the tenant's queue (the lab's KAI simulation binds it, within the queue's limits), CPU and
-    memory only (GPUs are what the simulated kubelet's Nodes advertise, through the GPU Operator simulation)."""
+    scheduler and the tenant's queue (the lab's KAI simulation binds it, within the queue's limits), CPU, memory
+    and one GPU (an extended resource: its request is its limit). The GPU is the lab's: the GPU Operator
+    simulation plays its device plugin's effect on the Node (capacity and allocatable ``nvidia.com/gpu``, as on
+    every lab node of a cluster with a ClusterPolicy); the real kubelet admits the pod against that allocatable,
+    as it does any extended resource no device plugin registered with it."""
     pod = _pod()
     pod["metadata"] = {"name": TENANT_POD, "namespace": TENANT_NS, "labels": {"kai.scheduler/queue": TENANT_QUEUE}}
     pod["spec"]["schedulerName"] = "kai-scheduler"
-    pod["spec"]["containers"][0].update(args=[TENANT_SAID], resources={"requests": {"cpu": "100m", "memory": "16Mi"}})
+    pod["spec"]["containers"][0].update(args=[TENANT_SAID], resources={
+        "requests": {"cpu": "100m", "memory": "16Mi", GPU: "1"}, "limits": {GPU: "1"}})
     return pod
 
 
@@ -132,8 +137,15 @@ def test_a_pod_runs_to_succeeded_through_a_real_kubelet_on_a_node_the_roles_made
     # The log, read through the API server from the node's kubelet.
     assert kubectl("logs", POD).stdout == f"gpucloud-lab hello\n{SAID}\n"
 
-    # A shared tenant's pod, bound by KAI within its queue's limits (issue 20: "with the real kubelet, bound pods
-    # run"): the lab's KAI simulation binds it (no default-scheduler), the real kubelet runs it.
+    # A shared tenant's pod requesting CPU and one GPU, bound by KAI within its queue's limits (issue 20: "a tenant
+    # pod requesting CPU and one GPU is bound in its queue and runs"): the lab's KAI simulation binds it (no
+    # default-scheduler) against the Node's allocatable GPUs, the real kubelet admits and runs it.
+    def gpus_allocatable() -> str | None:
+        allocatable = json.loads(kubectl("get", "node", NODE, "-o", "json").stdout)["status"].get("allocatable", {})
+        return allocatable.get(GPU) if allocatable.get(GPU, "0") != "0" else None
+
+    gpus = wait(gpus_allocatable, f"{NODE}'s GPUs in its allocatable (GPU Operator simulation)", timeout=60)
+    assert int(gpus) == real_node.config.fleet_gpus()[NODE]["count"], gpus
     kubectl("apply", "-f", "-", input=json.dumps(_tenant_pod()))
 
     def tenant_finished() -> dict | None:
