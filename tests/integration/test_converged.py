@@ -25,6 +25,9 @@ import yaml
 from tests.integration.conftest import Converged
 from tests.integration.lab import Lab, config, hostvars, kubectl, on, secrets
 
+# isort: split
+from gpucloud_lab.infra import pkg_mirror  # tests.integration.lab puts lab/ on the path
+
 REPO = Path(__file__).resolve().parents[2]
 PXE = config.PXE_SERVER.name
 GPU_NODES = [h.name for h in config.GPU_NODES]
@@ -129,7 +132,7 @@ def test_gpu_hosts_install_kubeadm_and_the_kubelet_from_the_sites_mirror_held(co
                                          "kubelet 1.20.2-1.1 hold ok installed"], (node, versions)
         assert on(node, "kubectl version --client --short").stdout.strip() == "Client Version: v1.20.2", node
         policy = on(node, "apt-cache policy kubeadm").stdout
-        assert "http://198.51.100.1:8881/core:/stable:/v1.20/deb" in policy, (node, policy)
+        assert pkg_mirror.URL.rstrip("/") in policy, (node, policy)
         assert on(node, "systemctl is-enabled kubelet").stdout.strip() == "enabled", node
         assert "Signed-By: /etc/apt/keyrings/kubernetes-apt-keyring.asc" in on(
             node, "cat /etc/apt/sources.list.d/kubernetes.sources").stdout

@@ -60,7 +60,7 @@ FLEET = REPO / "inventories" / "lab" / "fleet.yml"
 ROLE = REPO / "roles" / "pxe_server"
 CACHE = config.CACHE_DIR
 TOKEN = "Rk7" * 13 + "q"
-BOOT_SERVER = "198.51.100.10"
+BOOT_SERVER = config.PXE_SERVER.ip
 OVMF_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.fd")
 OVMF_VARS = Path("/usr/share/OVMF/OVMF_VARS_4M.fd")
 STAYED = "staying here (nothing more is done)"
@@ -317,7 +317,7 @@ def test_a_deployed_cloud_image_boots_by_uefi_phones_home_and_answers_ssh_with_i
             assert run.returncode == 0, out + "\n" + _console(serial)
             lines = run.stdout.splitlines()
             assert lines[0] == "gpu4"
-            assert any("198.51.100.24/24" in line for line in lines), out
+            assert any(f"{config.BOOT_TARGET.ip}/{config.PREFIX_LEN}" in line for line in lines), out
             assert "1" in lines, out  # /proc/swaps: its header line only
             # Another key is refused: the known_hosts file holds only what the node posted.
             other = tmp_path / "other_known_hosts"

@@ -28,7 +28,7 @@ from tests.integration.conftest import BootChain
 from tests.integration.lab import Lab, config, hostvars, kubectl, on, secrets
 
 # isort: split
-from gpucloud_lab.infra import boottarget, cloud_image  # tests.integration.lab puts lab/ on the path
+from gpucloud_lab.infra import boottarget, cloud_image, pkg_mirror  # tests.integration.lab puts lab/ on the path
 
 PXE = config.PXE_SERVER
 REPO = Path(__file__).resolve().parents[2]
@@ -39,6 +39,7 @@ DNSMASQ_CONF = "/etc/dnsmasq.d/gpucloud-pxe.conf"
 ACCESS_LOG = "/var/log/nginx/gpucloud-pxe.access.log"
 ERROR_LOG = "/var/log/gpucloud-pxe/phone-home.error.log"  # role pxe_server's pxe_server_phone_home_error_log
 HTTP = config.PXE_HTTP_URL
+GPU4_CIDR = f"{config.BOOT_TARGET.ip}/{config.PREFIX_LEN}"  # the boot target's address as its installer sets it
 GPU4_MAC = GPU4.mac
 UNKNOWN_MAC = "52:54:00:99:99:01"
 TIMINGS = config.LOG_DIR / "provision-timings.json"
@@ -582,7 +583,7 @@ def test_a_kernel_by_url_is_served_only_after_the_boot_server_checked_its_digest
     """A profile's kernel given by URL with kernel_sha256 is fetched by the boot server, checked, and the node's iPXE
     script names the boot server's copy; a digest the file does not have fails the run and serves nothing new.
     The URL is a file the lab's package mirror serves on the controller (any file does: the check is the point)."""
-    url = "http://198.51.100.1:8881/core:/stable:/v1.20/deb/Release.key"
+    url = pkg_mirror.URL + "Release.key"
     with urllib.request.urlopen(url, timeout=10) as response:
         digest = hashlib.sha256(response.read()).hexdigest()
     root = _pxe_root()
@@ -740,7 +741,7 @@ def test_boot_target_boots_by_uefi_http_when_the_fleet_says_so(lab: Lab, tmp_pat
     inv = tmp_path / "lab"
     shutil.copytree(REPO / "inventories" / "lab", inv)
     fleet = (inv / "fleet.yml").read_text()
-    bmc = '      address: "198.51.100.1:8004"\n'
+    bmc = f'      address: "{config.bmc_address(config.BOOT_TARGET)}"\n'
     assert fleet.count(bmc) == 1
     (inv / "fleet.yml").write_text(fleet.replace(bmc, bmc + "      boot_target: UefiHttp\n"))
     assert power(lab, "off").rc == 0
@@ -826,10 +827,11 @@ def _gpu4_image_inventory(tmp_path: Path, image: Path, boot_target: str = "") ->
     head, gpu4 = fleet.split("  - name: gpu4\n")
     gpu4 = re.sub(r"(?m)^    os: \S+$", "    os: deb12cloud", gpu4, count=1)
     assert "    os: deb12cloud\n" in gpu4.split("  - name:")[0]
-    gpu4 = gpu4.replace("    ip: 198.51.100.24\n", "    ip: 198.51.100.24\n"
-                        f"    root_device: {{serial: {boottarget.DISK_SERIAL}}}\n", 1)
+    ip = f"    ip: {config.BOOT_TARGET.ip}\n"
+    assert gpu4.split("  - name:")[0].count(ip) == 1
+    gpu4 = gpu4.replace(ip, ip + f"    root_device: {{serial: {boottarget.DISK_SERIAL}}}\n", 1)
     if boot_target:
-        bmc = '      address: "198.51.100.1:8004"\n'
+        bmc = f'      address: "{config.bmc_address(config.BOOT_TARGET)}"\n'
         assert gpu4.count(bmc) == 1
         gpu4 = gpu4.replace(bmc, bmc + f"      boot_target: {boot_target}\n")
     (inv / "fleet.yml").write_text(head + "  - name: gpu4\n" + gpu4)
@@ -988,9 +990,9 @@ def test_boot_target_deploys_from_virtual_media_without_dhcp_or_pxe(lab: Lab, tm
         assert sent["boot"]["target"] == "Cd" and sent["media"] == {"image": f"{HTTP}/vmedia/gpu4.iso",
                                                                     "inserted": True}, sent
         assert pxe(f"test -s {iso} && echo built").strip() == "built"
-        assert "gpucloud: deploy ramdisk: address 198.51.100.24/24 on" in serial, serial[-3000:]
+        assert f"gpucloud: deploy ramdisk: address {GPU4_CIDR} on" in serial, serial[-3000:]
         command_line = re.search(r"Kernel command line: (.*)", serial)
-        assert command_line and "gpucloud.ip=198.51.100.24/24" in command_line.group(1), serial[-3000:]
+        assert command_line and f"gpucloud.ip={GPU4_CIDR}" in command_line.group(1), serial[-3000:]
         assert "initrd=" not in command_line.group(1)
         steps = [json.loads(line) for line in pxe(f"cat {RECORDS}/gpu4.steps").splitlines()]
         assert [x["step"] for x in steps] == ["started", "disk", "image", "written", "done"], steps
