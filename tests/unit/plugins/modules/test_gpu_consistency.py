@@ -15,10 +15,10 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.args import AUTH_ARG_SPEC
 from ansible_collections.gpucloud.baremetal.plugins.module_utils._k8s.errors import ApiStatus
 from ansible_collections.gpucloud.baremetal.plugins.modules import gpu_consistency
 from tests.support.module_args import patch_module_args
+from tests.support.module_docs import assert_k8s_module_documented
 from tests.unit.plugins.module_utils._k8s.fake import FakeApi
 
 HOST = "/etc/gpucloud/host.kubeconfig"
@@ -338,28 +338,5 @@ def test_the_fields_a_module_compares_are_taken(capsys):
 # --- documentation -------------------------------------------------------------------------------------------
 
 
-def argument_spec(monkeypatch: pytest.MonkeyPatch) -> dict:
-    taken: dict = {}
-    monkeypatch.setattr(gpu_consistency, "run_module", lambda spec, run: taken.update(spec))
-    gpu_consistency.main()
-    return taken
-
-
-def same_options(doc: dict, spec: dict, where: str = "") -> None:
-    assert set(doc) == set(spec), where
-    for name, opt in doc.items():
-        arg = spec[name]
-        for key in ("type", "elements", "default", "choices"):
-            assert opt.get(key) == arg.get(key), "%s%s: %s" % (where, name, key)
-        assert bool(opt.get("required")) == bool(arg.get("required")), "%s%s: required" % (where, name)
-        same_options(opt.get("suboptions") or {}, arg.get("options") or {}, "%s%s." % (where, name))
-
-
 def test_documentation_matches_the_argument_spec(monkeypatch: pytest.MonkeyPatch) -> None:
-    doc = yaml.safe_load(gpu_consistency.DOCUMENTATION)
-    spec = argument_spec(monkeypatch)
-    assert "gpucloud.baremetal.k8s_auth" in doc["extends_documentation_fragment"]
-    assert not set(doc["options"]) & set(AUTH_ARG_SPEC)
-    assert {k: v for k, v in spec.items() if k in AUTH_ARG_SPEC} == AUTH_ARG_SPEC
-    same_options(doc["options"], {k: v for k, v in spec.items() if k not in AUTH_ARG_SPEC})
-    assert set(yaml.safe_load(gpu_consistency.RETURN)) == {"ok", "nodes", "tenants", "problems", "table"}
+    assert_k8s_module_documented(gpu_consistency, monkeypatch, {"ok", "nodes", "tenants", "problems", "table"})
