@@ -53,6 +53,8 @@ def keys(tmp_path_factory) -> dict[str, object]:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield {"pinned": pinned, "other": other, "dir": served, "url": f"http://127.0.0.1:{server.server_address[1]}"}
     server.shutdown()
+    # gpg started an agent for this home (key generation, exports); it would outlive the session.
+    subprocess.run(["gpgconf", "--homedir", str(home), "--kill", "gpg-agent"], check=False, capture_output=True)
 
 
 def play(tmp_path: Path, url: str, fingerprint: str, dest: Path, *extra: str) -> subprocess.CompletedProcess:
