@@ -266,6 +266,23 @@ def test_private_node_joins_its_tenant_through_the_tunnel_and_offboarding_takes_
         assert "wg-" not in on("gpu1", "ip -o link show").stdout
         assert on("gpu1", "test -e /etc/kubernetes/kubelet.conf", check=False).returncode != 0
         _retired_keys_only("cp")
+
+        # Onboarding it again is one command, tenant_onboard.yml. Checked first: nothing changes, and the node's join
+        # is reported as waiting for a control plane that is not there yet. Then for real: the control plane, the
+        # tunnel (beside the control plane's start), the tenant's own KAI Scheduler and GPU Operator (beside the join),
+        # the join, and the node's GPUs in its cluster.
+        onboard, limit = {**extra, "tenant": "acme"}, "localhost,cp,gpu1"
+        checked = lab.playbook("playbooks/tenant_onboard.yml", onboard, limit=limit, check=True)
+        assert checked.rc == 0, checked.failures()
+        waiting = checked.results("In check mode, say that the join waits for the tenant's control plane")["gpu1"]
+        assert "gpu1 would join tenant acme's control plane once it runs" in waiting["msg"], waiting
+        assert kubectl("get", "namespace", "tenant-acme", check=False).returncode != 0, "check mode made a change"
+        back = lab.playbook("playbooks/tenant_onboard.yml", onboard, limit=limit)
+        assert back.rc == 0, back.failures()
+        node = json.loads(_tenant_kubectl(acme, "get", "node", "gpu1", "-o", "json"))
+        assert node["metadata"]["labels"]["gpucloud.baremetal/tenant"] == "acme"
+        assert node["status"]["allocatable"].get("nvidia.com/gpu") == str(hostvars()["gpu1"]["gpucloud_node"]["gpu"]["count"])
+        assert json.loads(_tenant_kubectl(acme, "get", "queue", "tenant-acme", "-o", "json"))["spec"]["resources"]
     finally:
         lab.playbook(PLAYBOOK, {**extra, "private_node_join_state": "absent"})
         for name in ("acme", "beta"):
